@@ -1,0 +1,283 @@
+"""Model configurations: dataclasses that validate themselves and round-trip to YAML/JSON.
+
+One :class:`UTConfig` drives every Transformer-family model of the package (UT, UT+ACT,
+and the vanilla Transformer when ``share_weights=False``); :class:`LSTMConfig` drives the
+LSTM baseline. Both serialise with :meth:`to_dict` / :meth:`from_dict` and to files with
+:meth:`save` / :func:`load_config` (``.json``, ``.yaml`` or ``.yml``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the field and the problem."""
+
+
+_CHOICES = {
+    "norm": ("post", "pre"),
+    "transition": ("fc", "sepconv"),
+    "timestep_embedding": ("sinusoid", "learned", "none"),
+    "position_embedding": ("sinusoid", "learned", "none"),
+    "act_type": ("basic", "accumulated", "global", "random"),
+    "act_halted_state": ("copy", "transform"),
+    "pooling": ("mean", "first", "last"),
+}
+
+
+@dataclass
+class _BaseConfig:
+    """Shared serialisation and validation helpers."""
+
+    model_type: ClassVar[str] = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict with a ``model_type`` key, suitable for JSON/YAML."""
+        return {"model_type": self.model_type, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str = "config") -> "_BaseConfig":
+        """Build from a dict, rejecting unknown keys with a message naming them."""
+        data = dict(data)
+        kind = data.pop("model_type", cls.model_type)
+        if kind != cls.model_type:
+            raise ConfigError(f"{source}: model_type is {kind!r}, expected {cls.model_type!r}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"{source}: unknown key(s) {', '.join(unknown)} for {cls.__name__}; "
+                f"known keys: {', '.join(sorted(known))}"
+            )
+        try:
+            config = cls(**data)
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
+        return config
+
+    def replace(self, **changes: Any) -> "_BaseConfig":
+        """A validated copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def save(self, path: str | Path) -> None:
+        """Write to ``path`` as JSON or YAML, chosen by the file extension."""
+        path = Path(path)
+        text = _dump(self.to_dict(), path)
+        path.write_text(text)
+
+    def _check_choices(self) -> None:
+        for name, allowed in _CHOICES.items():
+            if hasattr(self, name) and getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"{name} must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}"
+                )
+
+    def _check_positive(self, *names: str) -> None:
+        for name in names:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+    def _check_probability(self, *names: str) -> None:
+        for name in names:
+            value = getattr(self, name)
+            if not 0.0 <= float(value) < 1.0:
+                raise ConfigError(f"{name} must be in [0, 1), got {value!r}")
+
+
+@dataclass
+class UTConfig(_BaseConfig):
+    """Configuration of a Universal Transformer (or, untied, a vanilla Transformer).
+
+    The defaults are a small UT with fixed depth. Field groups:
+
+    * vocabulary: ``vocab_size`` (source / LM), ``target_vocab_size`` (decoder of an
+      encoder-decoder; ``None`` = same as source), special ids;
+    * width: ``d_model``, ``num_heads``, ``d_ff``;
+    * depth: ``num_steps`` recurrent steps (UT) or layers (``share_weights=False``);
+    * coordinate embedding (SPEC eq. 6-7): position + timestep signals added every step;
+    * halting (SPEC section 2): ``act`` and the ``act_*`` fields.
+    """
+
+    model_type: ClassVar[str] = "universal_transformer"
+
+    vocab_size: int = 32
+    target_vocab_size: int | None = None
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+
+    d_model: int = 128
+    num_heads: int = 4
+    d_ff: int = 512
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    embedding_dropout: float = 0.1
+
+    num_steps: int = 4
+    decoder_num_steps: int | None = None
+    share_weights: bool = True
+    embed_every_step: bool = True
+    norm: Literal["post", "pre"] = "post"
+    transition: Literal["fc", "sepconv"] = "fc"
+    conv_kernel_size: int = 3
+
+    position_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"
+    timestep_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"
+    max_position: int = 1024
+    max_position_offset: int = 0
+    tie_embeddings: bool = True
+    scale_embeddings: bool = True
+
+    act: bool = False
+    act_type: Literal["basic", "accumulated", "global", "random"] = "basic"
+    act_epsilon: float = 0.01
+    act_max_steps: int | None = None
+    act_bias_init: float = 1.0
+    act_halted_state: Literal["copy", "transform"] = "copy"
+    act_halt_at_max_steps: bool = True
+    act_packed: bool = True
+    ponder_weight: float = 0.01
+
+    num_classes: int | None = None
+    pooling: Literal["mean", "first", "last"] = "mean"
+
+    def __post_init__(self) -> None:
+        self._check_choices()
+        self._check_positive("vocab_size", "d_model", "num_heads", "d_ff", "num_steps", "max_position")
+        self._check_positive("conv_kernel_size")
+        for name in ("target_vocab_size", "decoder_num_steps", "act_max_steps", "num_classes"):
+            if getattr(self, name) is not None:
+                self._check_positive(name)
+        self._check_probability("dropout", "attention_dropout", "embedding_dropout")
+        if self.d_model % self.num_heads:
+            raise ConfigError(
+                f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})"
+            )
+        if self.d_model % 2 and "sinusoid" in (self.position_embedding, self.timestep_embedding):
+            raise ConfigError(f"d_model ({self.d_model}) must be even for sinusoidal embeddings")
+        if not 0.0 < self.act_epsilon < 1.0:
+            raise ConfigError(f"act_epsilon must be in (0, 1), got {self.act_epsilon!r}")
+        if self.ponder_weight < 0:
+            raise ConfigError(f"ponder_weight must be >= 0, got {self.ponder_weight!r}")
+        if self.max_position_offset < 0:
+            raise ConfigError(f"max_position_offset must be >= 0, got {self.max_position_offset!r}")
+        if self.act and not self.share_weights:
+            raise ConfigError("act=True needs share_weights=True: halting recurs one shared block")
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name)
+            if not 0 <= value < min(self.vocab_size, self.target_vocab_size or self.vocab_size):
+                raise ConfigError(f"{name} ({value}) must be a valid token id below the vocabulary size")
+
+    @property
+    def max_steps(self) -> int:
+        """Largest number of recurrent steps ACT may take (SPEC: 2 x base steps by default)."""
+        return self.act_max_steps if self.act_max_steps is not None else 2 * self.num_steps
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.num_heads
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        return self.target_vocab_size or self.vocab_size
+
+    @property
+    def dec_steps(self) -> int:
+        return self.decoder_num_steps or self.num_steps
+
+
+def transformer_config(**overrides: Any) -> UTConfig:
+    """The vanilla Transformer baseline: untied layers, position signal added once, no timestep."""
+    base = dict(share_weights=False, embed_every_step=False, timestep_embedding="none", num_steps=6)
+    base.update(overrides)
+    return UTConfig(**base)
+
+
+@dataclass
+class LSTMConfig(_BaseConfig):
+    """Configuration of the LSTM encoder-decoder baseline with (Luong, dot) attention."""
+
+    model_type: ClassVar[str] = "lstm"
+
+    vocab_size: int = 32
+    target_vocab_size: int | None = None
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    d_model: int = 256
+    num_layers: int = 2
+    dropout: float = 0.1
+    bidirectional_encoder: bool = True
+    tie_embeddings: bool = True
+
+    def __post_init__(self) -> None:
+        self._check_positive("vocab_size", "d_model", "num_layers")
+        if self.target_vocab_size is not None:
+            self._check_positive("target_vocab_size")
+        self._check_probability("dropout")
+        if self.bidirectional_encoder and self.d_model % 2:
+            raise ConfigError(f"d_model ({self.d_model}) must be even with a bidirectional encoder")
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        return self.target_vocab_size or self.vocab_size
+
+
+CONFIG_CLASSES: dict[str, type[_BaseConfig]] = {
+    UTConfig.model_type: UTConfig,
+    LSTMConfig.model_type: LSTMConfig,
+}
+
+ModelConfig = UTConfig | LSTMConfig
+
+
+def config_from_dict(data: dict[str, Any], *, source: str = "config") -> ModelConfig:
+    """Build the config class named by ``data['model_type']`` (default: UT)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of config keys, got {type(data).__name__}")
+    kind = data.get("model_type", UTConfig.model_type)
+    if kind not in CONFIG_CLASSES:
+        raise ConfigError(
+            f"{source}: unknown model_type {kind!r}; known: {', '.join(sorted(CONFIG_CLASSES))}"
+        )
+    return CONFIG_CLASSES[kind].from_dict(data, source=source)  # type: ignore[return-value]
+
+
+def load_config(path: str | Path) -> ModelConfig:
+    """Read a model config from a ``.json``/``.yaml``/``.yml`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    text = path.read_text()
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: cannot parse: {err}") from None
+    return config_from_dict(data, source=str(path))
+
+
+def _dump(data: dict[str, Any], path: Path) -> str:
+    if path.suffix == ".json":
+        return json.dumps(data, indent=2, sort_keys=False) + "\n"
+    if path.suffix in (".yaml", ".yml"):
+        return yaml.safe_dump(data, sort_keys=False)
+    raise ConfigError(f"{path}: unsupported config extension {path.suffix!r} (use .json, .yaml or .yml)")
+
+
+__all__ = [
+    "ConfigError",
+    "LSTMConfig",
+    "ModelConfig",
+    "UTConfig",
+    "config_from_dict",
+    "load_config",
+    "transformer_config",
+]

@@ -1,0 +1,108 @@
+"""The algorithmic tasks of SPEC section 3 (Copy, Reverse, Addition), generated from a seed.
+
+Tokens: ``0`` padding, ``1`` begin-of-sequence, ``2`` end-of-sequence, ``3..12`` the digits
+0-9, ``13`` the ``+`` separating Addition's operands. Sources carry no special tokens;
+targets end with end-of-sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+PAD, BOS, EOS = 0, 1, 2
+DIGIT0 = 3
+PLUS = 13
+VOCAB_SIZE = 14
+TASKS = ("copy", "reverse", "addition")
+
+
+@dataclass
+class Seq2SeqBatch:
+    """Padded ``src [B, Ls]``, decoder input ``tgt_in [B, Lt]`` (bos + target) and ``labels`` (target + eos)."""
+
+    src: Tensor
+    tgt_in: Tensor
+    labels: Tensor
+
+    def to(self, device: torch.device | str) -> "Seq2SeqBatch":
+        return Seq2SeqBatch(self.src.to(device), self.tgt_in.to(device), self.labels.to(device))
+
+    @property
+    def num_tokens(self) -> int:
+        return int((self.labels != PAD).sum())
+
+
+def digits_to_tokens(digits: list[int]) -> list[int]:
+    return [DIGIT0 + d for d in digits]
+
+
+def tokens_to_text(tokens: list[int]) -> str:
+    """Readable form of a token list (stops at end-of-sequence, skips padding)."""
+    out = []
+    for t in tokens:
+        if t == EOS:
+            break
+        if t in (PAD, BOS):
+            continue
+        out.append("+" if t == PLUS else str(t - DIGIT0) if DIGIT0 <= t < DIGIT0 + 10 else "?")
+    return "".join(out)
+
+
+def text_to_tokens(text: str) -> list[int]:
+    """Parse ``"123"`` or ``"12+34"`` into source tokens; rejects any other character."""
+    tokens = []
+    for i, ch in enumerate(text):
+        if ch.isdigit():
+            tokens.append(DIGIT0 + int(ch))
+        elif ch == "+":
+            tokens.append(PLUS)
+        else:
+            raise ValueError(f"character {ch!r} at position {i} of {text!r}: only digits and '+' are allowed")
+    return tokens
+
+
+def make_example(task: str, length: int, generator: torch.Generator) -> tuple[list[int], list[int]]:
+    """One (source, target) pair of token lists; ``length`` counts source digits.
+
+    Addition: two numbers of ``length // 2`` digits each (most significant first, leading
+    zeros allowed, as in Kaiser & Sutskever 2016), separated by ``+``; the target is the
+    sum, written with the same number of digits plus one for the carry.
+    """
+    if task == "copy" or task == "reverse":
+        digits = torch.randint(0, 10, (length,), generator=generator).tolist()
+        target = digits if task == "copy" else digits[::-1]
+        return digits_to_tokens(digits), digits_to_tokens(target)
+    if task == "addition":
+        half = max(1, length // 2)
+        a = torch.randint(0, 10, (half,), generator=generator).tolist()
+        b = torch.randint(0, 10, (half,), generator=generator).tolist()
+        total = int("".join(map(str, a))) + int("".join(map(str, b)))
+        target = [int(c) for c in str(total).zfill(half + 1)]
+        return digits_to_tokens(a) + [PLUS] + digits_to_tokens(b), digits_to_tokens(target)
+    raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
+
+
+def collate(pairs: list[tuple[list[int], list[int]]]) -> Seq2SeqBatch:
+    """Pad a list of (source, target) token lists into a batch."""
+    b = len(pairs)
+    ls = max(len(s) for s, _ in pairs)
+    lt = max(len(t) for _, t in pairs) + 1
+    src = torch.full((b, ls), PAD, dtype=torch.long)
+    tgt_in = torch.full((b, lt), PAD, dtype=torch.long)
+    labels = torch.full((b, lt), PAD, dtype=torch.long)
+    for i, (s, t) in enumerate(pairs):
+        src[i, : len(s)] = torch.tensor(s)
+        tgt_in[i, : len(t) + 1] = torch.tensor([BOS, *t])
+        labels[i, : len(t) + 1] = torch.tensor([*t, EOS])
+    return Seq2SeqBatch(src, tgt_in, labels)
+
+
+def make_batch(
+    task: str, batch_size: int, generator: torch.Generator, *, min_length: int = 1, max_length: int = 40
+) -> Seq2SeqBatch:
+    """A batch of examples with lengths drawn uniformly from ``[min_length, max_length]``."""
+    lengths = torch.randint(min_length, max_length + 1, (batch_size,), generator=generator).tolist()
+    return collate([make_example(task, n, generator) for n in lengths])

@@ -1,0 +1,102 @@
+"""Autoregressive generation: greedy and sampling (temperature, top-k) with the key/value cache.
+
+Works for every model with ``prefill(inputs) -> (state, next_logits)`` and
+``decode_step(tokens, state) -> logits``: the encoder-decoder UT and LSTM (``inputs``
+= source ids) and the UT language model (``inputs`` = prompt ids).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+
+def choose_next(
+    logits: Tensor,
+    *,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Next token ids ``[B]`` from logits ``[B, V]``: argmax, or a sample from the tempered top-k."""
+    if not do_sample:
+        return logits.argmax(-1)
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
+    logits = logits.float() / temperature
+    if top_k is not None:
+        if top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(-1)
+
+
+@torch.no_grad()
+def generate(
+    model: nn.Module,
+    inputs: Tensor,
+    *,
+    max_new_tokens: int,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    eos_id: int | None = None,
+    stop_at_eos: bool = True,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Generate up to ``max_new_tokens`` tokens ``[B, n]`` after ``inputs``.
+
+    Each step feeds only the newest token; everything earlier comes from the cache.
+    After a row emits ``eos_id`` it is padded with ``pad_id``; generation stops early
+    once every row has finished (if ``stop_at_eos``).
+    """
+    was_training = model.training
+    model.eval()
+    config = model.config
+    eos = config.eos_id if eos_id is None else eos_id
+    state, logits = model.prefill(inputs)
+    finished = torch.zeros(inputs.shape[0], dtype=torch.bool, device=inputs.device)
+    out = []
+    for _ in range(max_new_tokens):
+        logits = _never_pad(logits, config.pad_id)
+        token = choose_next(logits, do_sample=do_sample, temperature=temperature, top_k=top_k, generator=generator)
+        token = token.masked_fill(finished, config.pad_id)
+        out.append(token)
+        finished |= token == eos
+        if stop_at_eos and bool(finished.all()):
+            break
+        logits = model.decode_step(token[:, None], state)[:, -1]
+    model.train(was_training)
+    return torch.stack(out, dim=1) if out else inputs.new_zeros((inputs.shape[0], 0))
+
+
+@torch.no_grad()
+def generate_uncached(model: nn.Module, inputs: Tensor, *, max_new_tokens: int) -> tuple[Tensor, Tensor]:
+    """Greedy decoding that recomputes the whole prefix at every step (no cache).
+
+    The reference the cached path is tested and benchmarked against. Returns the tokens
+    ``[B, n]`` and the logits ``[B, n, V]`` each step chose from.
+    """
+    was_training = model.training
+    model.eval()
+    config = model.config
+    encoder_decoder = hasattr(model, "encode")
+    prefix = inputs.new_full((inputs.shape[0], 1), config.bos_id) if encoder_decoder else inputs
+    tokens, step_logits = [], []
+    for _ in range(max_new_tokens):
+        logits = _never_pad((model(inputs, prefix) if encoder_decoder else model(prefix)).logits[:, -1], config.pad_id)
+        token = logits.argmax(-1)
+        tokens.append(token)
+        step_logits.append(logits)
+        prefix = torch.cat((prefix, token[:, None]), dim=1)
+    model.train(was_training)
+    return torch.stack(tokens, 1), torch.stack(step_logits, 1)
+
+
+def _never_pad(logits: Tensor, pad_id: int) -> Tensor:
+    """Padding is not a token to generate (and a generated pad would read as padding later)."""
+    logits = logits.clone()
+    logits[:, pad_id] = float("-inf")
+    return logits

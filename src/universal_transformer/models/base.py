@@ -1,0 +1,131 @@
+"""What every model shares: its output record and ``save_pretrained`` / ``from_pretrained``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+from torch import Tensor, nn
+
+from ..config import ConfigError, ModelConfig, config_from_dict
+from ..modules.recurrence import HaltingStats
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+
+MODEL_CLASSES: dict[str, type["PretrainedModel"]] = {}
+
+
+@dataclass
+class ModelOutput:
+    """What every forward returns.
+
+    ``loss`` = task loss + ``ponder_weight * ponder_cost`` when labels were given (ACT
+    only adds the ponder term). ``halting`` maps ``"encoder"``/``"decoder"`` to
+    per-position :class:`HaltingStats`; ``attentions`` maps them to per-step dicts of
+    attention weights when asked for.
+    """
+
+    logits: Tensor
+    loss: Tensor | None = None
+    task_loss: Tensor | None = None
+    ponder_cost: Tensor | None = None
+    halting: dict[str, HaltingStats] = field(default_factory=dict)
+    attentions: dict[str, list[dict[str, Tensor]]] | None = None
+
+
+class LoadError(RuntimeError):
+    """A checkpoint directory cannot be loaded; the message says exactly why."""
+
+
+class PretrainedModel(nn.Module):
+    """Mixin for ``save_pretrained(dir)`` / ``from_pretrained(dir)`` (safetensors + JSON config)."""
+
+    config_class: ClassVar[type]
+    config: ModelConfig
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        MODEL_CLASSES[cls.__name__] = cls
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def save_pretrained(self, directory: str | Path) -> Path:
+        """Write ``config.json`` and ``model.safetensors`` into ``directory`` (created if needed).
+
+        Both files are written to temporary names first and renamed, so a crash never
+        leaves a half-written checkpoint behind.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        config = {"model_class": type(self).__name__, **self.config.to_dict()}
+        tensors = {k: v.detach().contiguous() for k, v in self.state_dict().items()}
+        tmp_weights = directory / (WEIGHTS_NAME + ".tmp")
+        save_file(tensors, str(tmp_weights), metadata={"format": "pt"})
+        tmp_config = directory / (CONFIG_NAME + ".tmp")
+        tmp_config.write_text(json.dumps(config, indent=2) + "\n")
+        tmp_weights.replace(directory / WEIGHTS_NAME)
+        tmp_config.replace(directory / CONFIG_NAME)
+        return directory
+
+    @classmethod
+    def from_pretrained(cls, directory: str | Path, map_location: str | torch.device = "cpu") -> "PretrainedModel":
+        """Load a model saved by :meth:`save_pretrained`; errors name the file and the problem."""
+        directory = Path(directory)
+        config_path, weights_path = directory / CONFIG_NAME, directory / WEIGHTS_NAME
+        if not directory.is_dir():
+            raise LoadError(f"{directory}: no such directory")
+        if not config_path.is_file():
+            raise LoadError(f"{config_path}: missing config file (save_pretrained writes it)")
+        if not weights_path.is_file():
+            raise LoadError(f"{weights_path}: missing weights file (save_pretrained writes it)")
+        try:
+            data = json.loads(config_path.read_text())
+        except json.JSONDecodeError as err:
+            raise LoadError(f"{config_path}: not valid JSON: {err}") from None
+        name = data.pop("model_class", cls.__name__) if isinstance(data, dict) else None
+        target = cls if cls is not PretrainedModel else MODEL_CLASSES.get(str(name))
+        if target is None or name not in MODEL_CLASSES:
+            raise LoadError(f"{config_path}: unknown model_class {name!r}; known: {', '.join(sorted(MODEL_CLASSES))}")
+        if not issubclass(MODEL_CLASSES[name], target):
+            raise LoadError(f"{config_path}: holds a {name}, not a {target.__name__}")
+        try:
+            config = config_from_dict(data, source=str(config_path))
+        except ConfigError as err:
+            raise LoadError(str(err)) from None
+        model = MODEL_CLASSES[name](config)
+        try:
+            tensors = load_file(str(weights_path), device=str(map_location))
+        except (SafetensorError, OSError) as err:
+            raise LoadError(f"{weights_path}: cannot read safetensors file: {err}") from None
+        _check_state(model.state_dict(), tensors, weights_path)
+        model.load_state_dict(tensors)
+        return model
+
+
+def _check_state(expected: dict[str, Tensor], found: dict[str, Tensor], path: Path) -> None:
+    problems = []
+    missing = sorted(set(expected) - set(found))
+    unexpected = sorted(set(found) - set(expected))
+    if missing:
+        problems.append(f"missing tensors: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}")
+    if unexpected:
+        problems.append(f"unexpected tensors: {', '.join(unexpected[:8])}{' ...' if len(unexpected) > 8 else ''}")
+    for key in sorted(set(expected) & set(found)):
+        if expected[key].shape != found[key].shape:
+            problems.append(
+                f"{key}: shape {tuple(found[key].shape)} in the file, {tuple(expected[key].shape)} in the model"
+            )
+    if problems:
+        raise LoadError(f"{path}: weights do not match the config: " + "; ".join(problems))
+
+
+def from_pretrained(directory: str | Path, map_location: str | torch.device = "cpu") -> PretrainedModel:
+    """Load any model of this package saved with ``save_pretrained`` (its class is in config.json)."""
+    return PretrainedModel.from_pretrained(directory, map_location)

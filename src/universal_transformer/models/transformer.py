@@ -1,0 +1,266 @@
+"""The Universal Transformer models: encoder-decoder, decoder-only LM, encoder classifier.
+
+Each is built from :class:`~universal_transformer.modules.recurrence.RecurrentStack`;
+``UTConfig(share_weights=False, ...)`` (see :func:`~universal_transformer.config.transformer_config`)
+turns any of them into the vanilla Transformer baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..config import ConfigError, UTConfig
+from ..modules.embedding import TokenEmbedding
+from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
+from .base import ModelOutput, PretrainedModel
+
+
+def sequence_loss(logits: Tensor, labels: Tensor, ignore_index: int, label_smoothing: float = 0.0) -> Tensor:
+    """Token-level cross-entropy, ignoring ``ignore_index`` labels."""
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(),
+        labels.reshape(-1),
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+    )
+
+
+@dataclass
+class DecodingState:
+    """Incremental decoding state: the decoder's cache (holding the encoder memory, if any)."""
+
+    cache: StackCache
+    memory_padding: Tensor | None = None
+
+
+class _UTBase(PretrainedModel):
+    config_class = UTConfig
+    config: UTConfig
+
+    def __init__(self, config: UTConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embedding_dropout = nn.Dropout(config.embedding_dropout)
+
+    def _positions(self, tokens: Tensor) -> Tensor | None:
+        """Random position offsets during training (SPEC, algorithmic tasks); else default."""
+        offset = self.config.max_position_offset
+        if not (self.training and offset > 0):
+            return None
+        b, n = tokens.shape[:2]
+        start = torch.randint(0, offset + 1, (b, 1), device=tokens.device)
+        return start + torch.arange(n, device=tokens.device)
+
+    def _padding(self, tokens: Tensor) -> Tensor | None:
+        padding = tokens == self.config.pad_id
+        return padding if bool(padding.any()) else None
+
+    def set_gradient_checkpointing(self, enabled: bool = True) -> None:
+        """Recompute each recurrent step in the backward pass: memory no longer grows with T."""
+        for module in self.modules():
+            if isinstance(module, RecurrentStack):
+                module.gradient_checkpointing = enabled
+
+    def _finish(self, logits: Tensor, labels: Tensor | None, stacks: dict[str, StackOutput], label_smoothing: float) -> ModelOutput:
+        halting = {name: out.halting for name, out in stacks.items()}
+        ponder = sum((h.ponder_cost for h in halting.values()), logits.new_zeros(()))
+        attentions = {name: out.attentions for name, out in stacks.items() if out.attentions is not None}
+        output = ModelOutput(logits, ponder_cost=ponder, halting=halting, attentions=attentions or None)
+        if labels is not None:
+            output.task_loss = self._task_loss(logits, labels, label_smoothing)
+            output.loss = output.task_loss
+            if self.config.act:
+                output.loss = output.loss + self.config.ponder_weight * ponder
+        return output
+
+    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
+        return sequence_loss(logits, labels, self.config.pad_id, label_smoothing)
+
+
+class UniversalTransformer(_UTBase):
+    """Encoder-decoder UT (SPEC section 1): ``forward(src, tgt_in, labels)`` with teacher forcing.
+
+    ``tgt_in`` is the target shifted right (starting with ``bos_id``); ``labels`` the
+    target itself, ``pad_id`` where no loss is wanted.
+    """
+
+    def __init__(self, config: UTConfig) -> None:
+        super().__init__(config)
+        if config.act and config.act_type == "global":
+            raise ConfigError("act_type 'global' pools over all positions and would let the causal decoder see the future")
+        self.src_embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
+        # One table for source and target when they share a vocabulary (no aliased parameters).
+        self.tgt_embed = (
+            TokenEmbedding(config.tgt_vocab_size, config.d_model, scale=config.scale_embeddings)
+            if config.target_vocab_size is not None
+            else None
+        )
+        self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
+        self.decoder = RecurrentStack(config, causal=True, cross_attention=True, num_steps=config.dec_steps)
+        self.output = None if config.tie_embeddings else nn.Linear(config.d_model, config.tgt_vocab_size, bias=False)
+
+    @property
+    def target_embedding(self) -> TokenEmbedding:
+        return self.tgt_embed if self.tgt_embed is not None else self.src_embed
+
+    def encode(self, src: Tensor, *, need_weights: bool = False) -> StackOutput:
+        padding = self._padding(src)
+        h = self.embedding_dropout(self.src_embed(src))
+        return self.encoder(h, padding=padding, positions=self._positions(src), need_weights=need_weights)
+
+    def decode(
+        self,
+        tgt_in: Tensor,
+        memory: Tensor | None,
+        memory_padding: Tensor | None,
+        *,
+        cache: StackCache | None = None,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, StackOutput]:
+        padding = self._padding(tgt_in) if cache is None else None
+        h = self.embedding_dropout(self.target_embedding(tgt_in))
+        out = self.decoder(
+            h,
+            padding=padding,
+            positions=self._positions(tgt_in) if cache is None else None,
+            memory=memory,
+            memory_padding=memory_padding,
+            cache=cache,
+            need_weights=need_weights,
+        )
+        return self._logits(out.hidden), out
+
+    def _logits(self, h: Tensor) -> Tensor:
+        return self.output(h) if self.output is not None else self.target_embedding.logits(h)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt_in: Tensor,
+        labels: Tensor | None = None,
+        *,
+        label_smoothing: float = 0.0,
+        need_weights: bool = False,
+    ) -> ModelOutput:
+        enc = self.encode(src, need_weights=need_weights)
+        logits, dec = self.decode(tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights)
+        return self._finish(logits, labels, {"encoder": enc, "decoder": dec}, label_smoothing)
+
+    # -- incremental decoding (see universal_transformer.generation) --------------------
+
+    def start_decoding(self, src: Tensor) -> DecodingState:
+        enc = self.encode(src)
+        state = DecodingState(self.decoder.new_cache(), enc.halting.padding)
+        state.cache.memory_kv = [blk.memory_kv(enc.hidden) for blk in self.decoder.blocks]
+        return state
+
+    def decode_step(self, tokens: Tensor, state: DecodingState) -> Tensor:
+        """Logits ``[B, n, V]`` for new target tokens ``[B, n]``, reusing everything cached."""
+        logits, _ = self.decode(tokens, None, state.memory_padding, cache=state.cache)
+        return logits
+
+    def prefill(self, src: Tensor, prefix: Tensor | None = None) -> tuple[DecodingState, Tensor]:
+        """Encode ``src`` and feed ``bos`` (or a target ``prefix``); returns the state and next-token logits."""
+        state = self.start_decoding(src)
+        if prefix is None:
+            prefix = src.new_full((src.shape[0], 1), self.config.bos_id)
+        return state, self.decode_step(prefix, state)[:, -1]
+
+
+class UTLanguageModel(_UTBase):
+    """Decoder-only UT (causal self-attention, no cross-attention): next-token prediction."""
+
+    def __init__(self, config: UTConfig) -> None:
+        super().__init__(config)
+        if config.act and config.act_type == "global":
+            raise ConfigError("act_type 'global' pools over all positions and would let a language model see the future")
+        self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
+        self.decoder = RecurrentStack(config, causal=True, cross_attention=False)
+        self.output = None if config.tie_embeddings else nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+    def _logits(self, h: Tensor) -> Tensor:
+        return self.output(h) if self.output is not None else self.embed.logits(h)
+
+    def forward(
+        self,
+        tokens: Tensor,
+        labels: Tensor | None = None,
+        *,
+        cache: StackCache | None = None,
+        label_smoothing: float = 0.0,
+        need_weights: bool = False,
+    ) -> ModelOutput:
+        """``labels`` are the next tokens (``tokens`` shifted left), ``pad_id`` where ignored."""
+        padding = self._padding(tokens) if cache is None else None
+        h = self.embedding_dropout(self.embed(tokens))
+        positions = self._positions(tokens) if cache is None else None
+        out = self.decoder(h, padding=padding, positions=positions, cache=cache, need_weights=need_weights)
+        return self._finish(self._logits(out.hidden), labels, {"decoder": out}, label_smoothing)
+
+    def start_decoding(self) -> DecodingState:
+        return DecodingState(self.decoder.new_cache())
+
+    def decode_step(self, tokens: Tensor, state: DecodingState) -> Tensor:
+        return self(tokens, cache=state.cache).logits
+
+    def prefill(self, prompt: Tensor) -> tuple[DecodingState, Tensor]:
+        """Run the prompt ``[B, n]`` through once; returns the state and next-token logits."""
+        state = self.start_decoding()
+        return state, self.decode_step(prompt, state)[:, -1]
+
+
+class UTEncoderClassifier(_UTBase):
+    """Encoder-only UT with a classification head on the pooled encoder output.
+
+    Takes token ids or, for inputs that are not tokens (bAbI's fact embeddings, any
+    embedded sequence: SPEC section 4), ``inputs_embeds [B, L, d]`` with ``padding``.
+    """
+
+    def __init__(self, config: UTConfig) -> None:
+        super().__init__(config)
+        if config.num_classes is None:
+            raise ConfigError("UTEncoderClassifier needs num_classes in the config")
+        self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
+        self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
+        self.head = nn.Linear(config.d_model, config.num_classes)
+
+    def forward(
+        self,
+        tokens: Tensor | None = None,
+        labels: Tensor | None = None,
+        *,
+        inputs_embeds: Tensor | None = None,
+        padding: Tensor | None = None,
+        label_smoothing: float = 0.0,
+        need_weights: bool = False,
+    ) -> ModelOutput:
+        if (tokens is None) == (inputs_embeds is None):
+            raise ValueError("pass exactly one of tokens or inputs_embeds")
+        if tokens is not None:
+            padding = self._padding(tokens)
+            h = self.embed(tokens)
+            ref = tokens
+        else:
+            h = inputs_embeds
+            ref = inputs_embeds[..., 0]
+        out = self.encoder(self.embedding_dropout(h), padding=padding, positions=self._positions(ref), need_weights=need_weights)
+        logits = self.head(self._pool(out.hidden, padding))
+        return self._finish(logits, labels, {"encoder": out}, label_smoothing)
+
+    def _pool(self, h: Tensor, padding: Tensor | None) -> Tensor:
+        kind = self.config.pooling
+        if kind == "first":
+            return h[:, 0]
+        real = torch.ones(h.shape[:2], dtype=torch.bool, device=h.device) if padding is None else ~padding
+        if kind == "last":
+            last = real.long().cumsum(1).argmax(1)  # index of the last real position
+            return h[torch.arange(h.shape[0], device=h.device), last]
+        weights = real.to(h.dtype)[..., None]
+        return (h * weights).sum(1) / weights.sum(1).clamp(min=1)
+
+    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
+        return F.cross_entropy(logits.float(), labels, label_smoothing=label_smoothing)

@@ -1,0 +1,140 @@
+"""Multi-head attention on ``scaled_dot_product_attention``, with masks and a key/value cache."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class KVCache:
+    """Growable key/value buffers ``[B, heads, capacity, head_dim]`` for incremental decoding.
+
+    Appending writes into preallocated storage (doubling when full), so decoding ``n``
+    tokens costs O(n) copies instead of the O(n^2) of repeated ``torch.cat``.
+    """
+
+    def __init__(self) -> None:
+        self.keys: Tensor | None = None
+        self.values: Tensor | None = None
+        self.length = 0
+
+    def append(self, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """Add ``[B, h, n, dh]`` keys/values; return views of everything cached so far."""
+        n = keys.shape[2]
+        if self.keys is None:
+            capacity = max(16, n)
+            shape = (*keys.shape[:2], capacity, keys.shape[3])
+            self.keys = keys.new_empty(shape)
+            self.values = values.new_empty(shape)
+        elif self.length + n > self.keys.shape[2]:
+            capacity = max(2 * self.keys.shape[2], self.length + n)
+            self.keys = _grow(self.keys, capacity, self.length)
+            self.values = _grow(self.values, capacity, self.length)
+        assert self.values is not None
+        self.keys[:, :, self.length : self.length + n] = keys
+        self.values[:, :, self.length : self.length + n] = values
+        self.length += n
+        return self.keys[:, :, : self.length], self.values[:, :, : self.length]
+
+    def reorder(self, index: Tensor) -> None:
+        """Select batch rows (beam search / finished sequences)."""
+        if self.keys is not None:
+            assert self.values is not None
+            self.keys = self.keys.index_select(0, index)
+            self.values = self.values.index_select(0, index)
+
+
+def _grow(buffer: Tensor, capacity: int, length: int) -> Tensor:
+    bigger = buffer.new_empty((*buffer.shape[:2], capacity, buffer.shape[3]))
+    bigger[:, :, :length] = buffer[:, :, :length]
+    return bigger
+
+
+class MultiHeadAttention(nn.Module):
+    """Scaled dot-product multi-head attention (scale ``1/sqrt(d/k)``, SPEC section 1).
+
+    Queries and keys/values have separate projections (``q_proj``, ``kv_proj``) so that
+    callers can project keys/values once and reuse them: cross-attention over the
+    encoder output at every recurrent step, a decoding cache, or the full sequence of
+    keys against only the still-running queries of ACT.
+
+    Masks are boolean, ``True`` = may attend, broadcastable to ``[B, heads, Lq, Lk]``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.dropout = dropout
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.kv_proj = nn.Linear(d_model, 2 * d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values ``[B, h, L, dh]`` of inputs ``[B, L, d]``."""
+        b, n, _ = x.shape
+        kv = self.kv_proj(x).view(b, n, 2, self.num_heads, self.head_dim)
+        k, v = kv.permute(2, 0, 3, 1, 4).unbind(0)
+        return k, v
+
+    def forward(
+        self,
+        query: Tensor,
+        kv: tuple[Tensor, Tensor],
+        mask: Tensor | None = None,
+        *,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from ``query [B, Lq, d]`` over projected ``kv`` (see :meth:`project_kv`).
+
+        Returns the output ``[B, Lq, d]`` and, if ``need_weights``, the attention
+        probabilities ``[B, h, Lq, Lk]`` (computed explicitly; slower).
+        """
+        b, n, d = query.shape
+        q = self.q_proj(query).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+        k, v = kv
+        dropout = self.dropout if self.training else 0.0
+        weights = None
+        if need_weights:
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            weights = scores.softmax(-1)
+            out = F.dropout(weights, dropout, self.training) @ v
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+        out = out.transpose(1, 2).reshape(b, n, d)
+        return self.out_proj(out), weights
+
+
+def attention_mask(
+    key_padding: Tensor | None,
+    *,
+    causal: bool = False,
+    query_index: Tensor | None = None,
+    key_index: Tensor | None = None,
+    query_valid: Tensor | None = None,
+) -> Tensor | None:
+    """Boolean attention mask ``[B, 1, Lq, Lk]`` (True = attend), or ``None`` if nothing is masked.
+
+    ``key_padding [B, Lk]`` is True at padding keys. With ``causal``, a query at
+    sequence index ``query_index [B, Lq]`` sees keys with ``key_index [Lk] <= `` it.
+    Rows of invalid queries (``query_valid`` False: slots of a packed batch that hold
+    no position) attend everywhere so that no row is fully masked (which would give
+    NaN); their outputs are discarded by the caller.
+    """
+    mask = None
+    if key_padding is not None and bool(key_padding.any()):
+        mask = (~key_padding)[:, None, None, :]
+    if causal:
+        assert query_index is not None and key_index is not None
+        future_ok = key_index[None, None, None, :] <= query_index[:, None, :, None]
+        mask = future_ok if mask is None else mask & future_ok
+    if mask is not None and query_valid is not None:
+        mask = mask | ~query_valid[:, None, :, None]
+    return mask

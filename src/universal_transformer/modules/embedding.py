@@ -1,0 +1,98 @@
+"""The coordinate embedding of SPEC eq. 6-7: a position signal plus a timestep signal."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+
+def sinusoid(index: Tensor, d_model: int) -> Tensor:
+    """``S[.., 2j] = sin(i / 10000^(2j/d))``, ``S[.., 2j+1] = cos(i / 10000^(2j/d))`` (eq. 6-7).
+
+    ``index`` is any integer or float tensor; the result has one more dimension of size ``d``.
+    Computed in float64 and cast to the default dtype, so large positions stay accurate.
+    """
+    j = torch.arange(0, d_model, 2, dtype=torch.float64, device=index.device)
+    angle = index.to(torch.float64)[..., None] / torch.pow(10000.0, j / d_model)
+    out = torch.stack((angle.sin(), angle.cos()), dim=-1).flatten(-2)
+    return out.to(torch.get_default_dtype())
+
+
+class CoordinateEmbedding(nn.Module):
+    """``P^t[i] = position(i) + timestep(t)`` (SPEC eq. 6-7), added to the state at every step.
+
+    Positions count from 0, timesteps from 1 (as in the paper). Either signal may be
+    ``"sinusoid"`` (fixed, default), ``"learned"`` or ``"none"``. Both are additive, which the
+    ACT loop relies on: the timestep part is one vector per step, shared by all positions.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        *,
+        position: str = "sinusoid",
+        timestep: str = "sinusoid",
+        max_position: int = 1024,
+        max_steps: int = 8,
+    ) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.position_kind = position
+        self.timestep_kind = timestep
+        self.max_position = max_position
+        self.max_steps = max_steps
+        self.position_table = nn.Embedding(max_position, d_model) if position == "learned" else None
+        self.timestep_table = nn.Embedding(max_steps, d_model) if timestep == "learned" else None
+        for table in (self.position_table, self.timestep_table):
+            if table is not None:
+                nn.init.normal_(table.weight, std=d_model**-0.5)
+
+    def position(self, index: Tensor) -> Tensor | None:
+        """Position signal for integer positions ``index`` (any shape), or None if disabled."""
+        if self.position_kind == "none":
+            return None
+        if self.position_table is not None:
+            if int(index.max()) >= self.max_position:
+                raise ValueError(
+                    f"position {int(index.max())} exceeds max_position={self.max_position} "
+                    "of the learned position embedding; raise max_position in the config"
+                )
+            return self.position_table(index)
+        return sinusoid(index, self.d_model).to(self._dtype())
+
+    def timestep(self, step: int) -> Tensor | None:
+        """Timestep signal ``[d]`` for step ``step`` (1-based), or None if disabled."""
+        if self.timestep_kind == "none":
+            return None
+        if self.timestep_table is not None:
+            if step > self.max_steps:
+                raise ValueError(
+                    f"step {step} exceeds the {self.max_steps} steps of the learned timestep embedding"
+                )
+            return self.timestep_table.weight[step - 1]
+        return sinusoid(torch.tensor(float(step)), self.d_model).to(self._dtype())
+
+    def _dtype(self) -> torch.dtype:
+        for p in self.parameters():
+            return p.dtype
+        return torch.get_default_dtype()
+
+
+class TokenEmbedding(nn.Module):
+    """Token embedding ``H^0``, scaled by ``sqrt(d)`` (SPEC: when tied with the softmax weights).
+
+    :meth:`logits` is the output layer ``O h`` with ``O`` tied to this table.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, *, scale: bool = True, pad_id: int | None = None) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(vocab_size, d_model))
+        nn.init.normal_(self.weight, std=d_model**-0.5)
+        self.scale = d_model**0.5 if scale else 1.0
+        self.pad_id = pad_id
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        return nn.functional.embedding(tokens, self.weight) * self.scale
+
+    def logits(self, h: Tensor) -> Tensor:
+        return h @ self.weight.t()

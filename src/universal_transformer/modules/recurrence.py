@@ -1,0 +1,319 @@
+"""The recurrence over depth: one block applied for ``T`` steps, or per position with ACT.
+
+:class:`RecurrentStack` is the UT encoder (non-causal, no cross-attention), the UT
+decoder (causal, cross-attention), and the decoder-only LM (causal). With
+``share_weights=False`` it holds ``T`` distinct blocks: the vanilla Transformer.
+
+Halting (SPEC section 2). With ``act_halted_state="copy"`` (the paper's semantics,
+default) a halted position's state is frozen and copied forward; others still attend
+to it. Then, with a pointwise transition, each step gathers only the still-running
+positions into a packed batch (``[B, max running, d]``) for queries, attention output
+and transition, so halted positions cost only their key/value projection
+(``act_packed``, default on; the dense path computes every position and is kept as a
+reference and for ``sepconv``, whose convolution needs its neighbours).
+``act_halted_state="transform"`` is the reference code's behaviour: every position is
+transformed at every step and only the weighted output freezes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+from torch.utils.checkpoint import checkpoint
+
+from ..config import UTConfig
+from .attention import KVCache, attention_mask
+from .block import UTBlock
+from .embedding import CoordinateEmbedding
+from .halting import ACTState, HaltingUnit, act_step
+
+
+@dataclass
+class HaltingStats:
+    """Per-position halting statistics of one stack (``[B, L]``; zero at padding)."""
+
+    n_updates: Tensor
+    remainders: Tensor
+    padding: Tensor | None = None
+
+    @property
+    def ponder_time(self) -> Tensor:
+        """``n_updates + remainders`` per position (the paper's ponder time)."""
+        return self.n_updates + self.remainders
+
+    @property
+    def ponder_cost(self) -> Tensor:
+        """Mean ponder time over non-padding positions (a scalar; SPEC section 2)."""
+        time = self.ponder_time
+        if self.padding is None:
+            return time.mean()
+        real = (~self.padding).to(time.dtype)
+        return (time * real).sum() / real.sum().clamp(min=1)
+
+
+@dataclass
+class StackOutput:
+    hidden: Tensor
+    halting: HaltingStats
+    attentions: list[dict[str, Tensor]] | None = None
+
+
+@dataclass
+class StackCache:
+    """What incremental decoding keeps between calls: per-step keys/values and conv inputs."""
+
+    self_kv: list[KVCache]
+    conv: list[dict]
+    memory_kv: list[tuple[Tensor, Tensor]] | None = None
+    padding: Tensor | None = None
+    length: int = 0
+
+    @classmethod
+    def empty(cls, num_steps: int) -> "StackCache":
+        return cls(self_kv=[KVCache() for _ in range(num_steps)], conv=[{} for _ in range(num_steps)])
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (in that order)."""
+        for kv in self.self_kv:
+            kv.reorder(index)
+        for state in self.conv:
+            for key, value in state.items():
+                state[key] = value.index_select(0, index)
+        if self.memory_kv is not None:
+            self.memory_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.memory_kv]
+        if self.padding is not None:
+            self.padding = self.padding.index_select(0, index)
+
+
+@dataclass
+class _StepContext:
+    """Everything a step needs that does not change over steps."""
+
+    positions: Tensor  # [B, L] position ids for the embedding
+    query_index: Tensor  # [L] sequence index of each new position
+    key_index: Tensor  # [Lk] sequence index of each key (cache + new)
+    key_padding: Tensor | None  # [B, Lk]
+    padding: Tensor | None  # [B, L]
+    memory_kv: list[tuple[Tensor, Tensor]] | None
+    memory_mask: Tensor | None
+    cache: StackCache | None
+    need_weights: bool
+    attentions: list[dict[str, Tensor]] = field(default_factory=list)
+
+
+class RecurrentStack(nn.Module):
+    """A UT encoder/decoder: the block of SPEC section 1 applied over depth, with or without ACT."""
+
+    def __init__(self, config: UTConfig, *, causal: bool, cross_attention: bool, num_steps: int | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.causal = causal
+        self.num_steps = num_steps or config.num_steps
+        self.act = config.act
+        self.total_steps = config.max_steps if config.act else self.num_steps
+        n_blocks = 1 if config.share_weights else self.num_steps
+        self.blocks = nn.ModuleList(
+            UTBlock(
+                config.d_model,
+                config.num_heads,
+                config.d_ff,
+                dropout=config.dropout,
+                attention_dropout=config.attention_dropout,
+                norm=config.norm,
+                transition=config.transition,
+                kernel_size=config.conv_kernel_size,
+                causal=causal,
+                cross_attention=cross_attention,
+            )
+            for _ in range(n_blocks)
+        )
+        self.coordinates = CoordinateEmbedding(
+            config.d_model,
+            position=config.position_embedding,
+            timestep=config.timestep_embedding,
+            max_position=config.max_position,
+            max_steps=self.total_steps,
+        )
+        self.halting = HaltingUnit(config.d_model, config.act_type, config.act_bias_init) if config.act else None
+        self.final_norm = nn.LayerNorm(config.d_model) if config.norm == "pre" else None
+        self.gradient_checkpointing = False
+
+    def block(self, step: int) -> UTBlock:
+        """The block of step ``step`` (1-based): the shared one, or that layer's own."""
+        return self.blocks[0] if len(self.blocks) == 1 else self.blocks[step - 1]
+
+    def signal(self, positions: Tensor, step: int) -> Tensor | None:
+        """``P^t`` for ``positions [B, L]`` (SPEC eq. 6-7); position only at step 1 unless every step."""
+        time = self.coordinates.timestep(step)
+        pos = self.coordinates.position(positions) if step == 1 or self.config.embed_every_step else None
+        if pos is None:
+            return time
+        return pos if time is None else pos + time
+
+    def new_cache(self) -> StackCache:
+        return StackCache.empty(self.total_steps)
+
+    def forward(
+        self,
+        h: Tensor,
+        *,
+        padding: Tensor | None = None,
+        positions: Tensor | None = None,
+        memory: Tensor | None = None,
+        memory_padding: Tensor | None = None,
+        cache: StackCache | None = None,
+        need_weights: bool = False,
+    ) -> StackOutput:
+        """Run the recurrence on embedded inputs ``h = H^0 [B, L, d]``.
+
+        ``padding [B, L]`` is True at padding positions; ``positions [B, L]`` are the
+        position ids (default ``0..L-1``, after the cached ones); ``memory`` is the
+        encoder output for cross-attention; ``cache`` enables incremental decoding.
+        """
+        b, n, _ = h.shape
+        start = cache.length if cache is not None else 0
+        query_index = torch.arange(start, start + n, device=h.device)
+        if positions is None:
+            positions = query_index.expand(b, n)
+        key_padding = padding
+        if cache is not None:
+            if padding is not None or cache.padding is not None:
+                old = cache.padding if cache.padding is not None else torch.zeros(b, start, dtype=torch.bool, device=h.device)
+                new = padding if padding is not None else torch.zeros(b, n, dtype=torch.bool, device=h.device)
+                cache.padding = torch.cat((old, new), dim=1)
+                key_padding = cache.padding
+            cache.length += n
+        memory_kv = None
+        if memory is not None or (cache is not None and cache.memory_kv is not None):
+            if cache is not None and cache.memory_kv is not None:
+                memory_kv = cache.memory_kv
+            else:
+                memory_kv = [blk.memory_kv(memory) for blk in self.blocks]
+                if cache is not None:
+                    cache.memory_kv = memory_kv
+        ctx = _StepContext(
+            positions=positions,
+            query_index=query_index,
+            key_index=torch.arange(start + n, device=h.device),
+            key_padding=key_padding,
+            padding=padding,
+            memory_kv=memory_kv,
+            memory_mask=attention_mask(memory_padding),
+            cache=cache,
+            need_weights=need_weights,
+        )
+        if self.act:
+            hidden, stats = self._act(h, ctx)
+        else:
+            hidden, stats = self._fixed(h, ctx)
+        if self.final_norm is not None:
+            hidden = self.final_norm(hidden)
+        return StackOutput(hidden, stats, ctx.attentions if need_weights else None)
+
+    # -- fixed number of steps -------------------------------------------------------
+
+    def _fixed(self, h: Tensor, ctx: _StepContext) -> tuple[Tensor, HaltingStats]:
+        for step in range(1, self.num_steps + 1):
+            h = self._step(step, self._step_input(h, ctx, step), ctx)
+        steps = h.new_full(h.shape[:2], float(self.num_steps))
+        if ctx.padding is not None:
+            steps = steps.masked_fill(ctx.padding, 0.0)
+        return h, HaltingStats(steps, torch.zeros_like(steps), ctx.padding)
+
+    def _step_input(self, h: Tensor, ctx: _StepContext, step: int) -> Tensor:
+        p = self.signal(ctx.positions, step)
+        return h if p is None else h + p
+
+    def _step(
+        self,
+        step: int,
+        x: Tensor,
+        ctx: _StepContext,
+        rows: Tensor | None = None,
+        valid: Tensor | None = None,
+    ) -> Tensor:
+        """One block application: keys/values from all of ``x``, queries from ``rows`` of it."""
+        blk = self.block(step)
+        xq = x if rows is None else x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
+        q_index = ctx.query_index.expand(x.shape[0], -1) if rows is None else ctx.query_index[rows]
+        mask = attention_mask(
+            ctx.key_padding, causal=self.causal, query_index=q_index, key_index=ctx.key_index, query_valid=valid
+        )
+        memory_kv = ctx.memory_kv[0 if len(ctx.memory_kv) == 1 else step - 1] if ctx.memory_kv is not None else None
+        conv_state = ctx.cache.conv[step - 1] if ctx.cache is not None else None
+        padding = ctx.padding if rows is None else None
+
+        def run(x: Tensor, xq: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
+            kv = blk.self_kv(x)
+            if ctx.cache is not None:
+                kv = ctx.cache.self_kv[step - 1].append(*kv)
+            return blk(
+                xq, kv, mask, memory_kv=memory_kv, memory_mask=ctx.memory_mask, padding=padding,
+                conv_state=conv_state, need_weights=ctx.need_weights,
+            )
+
+        if self.gradient_checkpointing and self.training and torch.is_grad_enabled() and ctx.cache is None:
+            out, weights = checkpoint(run, x, xq, use_reentrant=False)
+        else:
+            out, weights = run(x, xq)
+        if ctx.need_weights:
+            ctx.attentions.append(weights)
+        return out
+
+    # -- dynamic halting (ACT) -------------------------------------------------------
+
+    def _act(self, h: Tensor, ctx: _StepContext) -> tuple[Tensor, HaltingStats]:
+        cfg = self.config
+        assert self.halting is not None
+        threshold = 1.0 - cfg.act_epsilon
+        copy = cfg.act_halted_state == "copy"
+        packed = copy and cfg.act_packed and self.blocks[0].pointwise and not ctx.need_weights
+        state, out = h, torch.zeros_like(h)
+        act = ACTState.start(ctx.padding, h.shape[:2], h)
+        for step in range(1, self.total_steps + 1):
+            all_halted = bool(act.halted.all())
+            # Without a cache the loop stops once every position has halted; with one it
+            # goes on to the last step so later tokens find keys/values at every step.
+            if all_halted and ctx.cache is None:
+                break
+            x = self._step_input(state, ctx, step)
+            p = self.halting(x, ctx.padding)
+            force = cfg.act_halt_at_max_steps and step == self.total_steps
+            if packed:
+                if all_halted:  # nothing to update; only this step's keys/values for the cache
+                    assert ctx.cache is not None
+                    ctx.cache.self_kv[step - 1].append(*self.block(step).self_kv(x))
+                    continue
+                state, out, act = self._act_packed_step(step, x, p, state, out, act, ctx, threshold, force)
+            else:
+                running = ~act.halted
+                w, new_act = act_step(p, act, threshold, force)
+                transformed = self._step(step, x, ctx)
+                out = self._accumulate(out, transformed, w)
+                state = torch.where(running[..., None], transformed, state) if copy else transformed
+                act = new_act
+        return out, HaltingStats(act.n_updates, act.remainders, ctx.padding)
+
+    def _act_packed_step(self, step, x, p, state, out, act, ctx, threshold, force):
+        """Update only the running positions, packed to the left of each row."""
+        running = ~act.halted
+        width = int(running.sum(1).max())
+        rows = torch.argsort(act.halted.to(torch.int8), dim=1, stable=True)[:, :width]
+        valid = running.gather(1, rows)
+        sub = act.gather(rows)
+        w, sub_new = act_step(p.gather(1, rows), sub, threshold, force)
+        act = act.scatter(rows, sub_new)  # slots holding halted positions write back unchanged values
+        transformed = self._step(step, x, ctx, rows=rows, valid=valid)
+        index = rows[..., None].expand(-1, -1, x.shape[-1])
+        new_out = self._accumulate(out.gather(1, index), transformed, w)  # w = 0 in invalid slots
+        new_state = torch.where(valid[..., None], transformed, state.gather(1, index))
+        return state.scatter(1, index, new_state), out.scatter(1, index, new_out), act
+
+    def _accumulate(self, out: Tensor, transformed: Tensor, w: Tensor) -> Tensor:
+        """SPEC: ``basic`` keeps a running weighted mean, ``accumulated`` a plain weighted sum."""
+        w = w[..., None]
+        if self.config.act_type == "accumulated":
+            return out + w * transformed
+        return w * transformed + (1.0 - w) * out

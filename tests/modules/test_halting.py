@@ -1,0 +1,367 @@
+"""Dynamic halting (ACT) against SPEC section 2, and the invariants of the halting loop."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from universal_transformer import UTConfig
+from universal_transformer.modules import ACTState, RecurrentStack, act_step
+
+THRESHOLD = 1.0 - 0.01
+
+
+def spec_act(ps, padding=None, threshold=THRESHOLD, force_last=False):
+    """SPEC section 2's per-step update, transcribed in float64 with its own accumulators.
+
+    ``ps`` is the list of halting probabilities ``[B, L]`` of steps 1..T. Padding
+    positions start with halt_prob 1 so that they never count as running. With
+    ``force_last``, at step T every running position halts and takes remainder
+    ``1 - halt_prob``. Returns one record per step.
+    """
+    shape = ps[0].shape
+    halt_prob = torch.zeros(shape, dtype=torch.float64)
+    if padding is not None:
+        halt_prob = halt_prob.masked_fill(padding, 1.0)
+    remainders = torch.zeros(shape, dtype=torch.float64)
+    n_updates = torch.zeros(shape, dtype=torch.float64)
+    records = []
+    for t, p in enumerate(ps, start=1):
+        p = p.to(torch.float64)
+        running = (halt_prob < 1).double()
+        was_running = running.bool()
+        reach = halt_prob + p * running
+        new_halted = (reach > threshold).double() * running
+        running = (reach <= threshold).double() * running
+        if force_last and t == len(ps):
+            new_halted = new_halted + running
+            running = running * 0
+        halt_prob = halt_prob + p * running
+        remainders = remainders + new_halted * (1 - halt_prob)
+        halt_prob = halt_prob + new_halted * remainders
+        n_updates = n_updates + running + new_halted
+        w = p * running + new_halted * remainders
+        records.append(dict(
+            halt_prob=halt_prob.clone(), remainders=remainders.clone(), n_updates=n_updates.clone(),
+            w=w, reach=reach, was_running=was_running,
+        ))
+    return records
+
+
+def _config(**overrides) -> UTConfig:
+    base = dict(
+        vocab_size=13, d_model=16, num_heads=4, d_ff=32, num_steps=2,
+        dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, act=True,
+    )
+    base.update(overrides)
+    return UTConfig(**base)
+
+
+def _stack(seed: int, causal: bool = False, cross: bool = False, **overrides) -> RecurrentStack:
+    torch.manual_seed(seed)
+    return RecurrentStack(_config(**overrides), causal=causal, cross_attention=cross).eval()
+
+
+def _inputs(seed: int, B: int = 3, L: int = 6, d: int = 16):
+    torch.manual_seed(seed)
+    h = torch.randn(B, L, d)
+    padding = torch.zeros(B, L, dtype=torch.bool)
+    padding[1, L - 2:] = True
+    padding[2, L - 1:] = True
+    return h, padding
+
+
+def _capture_halting(stack):
+    """Record the halting unit's inputs and probabilities at every step."""
+    seen = []
+    stack.halting.register_forward_hook(lambda mod, args, out: seen.append((args[0].detach(), out.detach())))
+    return seen
+
+
+# -- the per-step update ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_act_step_equals_spec_transcription(force):
+    torch.manual_seed(0)
+    B, L, T = 4, 7, 6
+    ps = [torch.rand(B, L, dtype=torch.float64) * 0.6 for _ in range(T)]
+    ps[0][0, :3] = 0.995  # some halt at the first step
+    for p in ps:
+        p[1, :2] = 0.05  # some never reach the threshold
+    padding = torch.zeros(B, L, dtype=torch.bool)
+    padding[3, 5:] = True
+    expected = spec_act(ps, padding, force_last=force)
+
+    state = ACTState.start(padding, torch.Size((B, L)), ps[0])
+    for t, (p, exp) in enumerate(zip(ps, expected), start=1):
+        w, state = act_step(p, state, THRESHOLD, force_halt=force and t == T)
+        for name in ("halt_prob", "remainders", "n_updates"):
+            torch.testing.assert_close(getattr(state, name), exp[name], atol=1e-12, rtol=0, msg=f"{name} at step {t}")
+        torch.testing.assert_close(w, exp["w"], atol=1e-12, rtol=0, msg=f"w at step {t}")
+        assert torch.equal(state.halted, ~(exp["halt_prob"] < 1))
+
+    final = expected[-1]
+    n = final["n_updates"][~padding]
+    assert n.min() == 1 and n.max() == T and len(set(n.tolist())) >= 4  # a spread of halting steps
+    total_w = sum(r["w"] for r in expected)
+    halted = ~(final["halt_prob"] < 1) & ~padding
+    torch.testing.assert_close(total_w[halted], torch.ones(int(halted.sum()), dtype=torch.float64), atol=1e-6, rtol=0)
+    assert torch.all(total_w[padding] == 0) and torch.all(final["n_updates"][padding] == 0)
+    if force:
+        assert bool(halted.sum() == (~padding).sum())
+    else:
+        assert bool((~halted & ~padding).any())  # without forcing some are still running
+        assert torch.all(total_w[~halted & ~padding] < THRESHOLD)
+
+
+# -- invariants on the real model ------------------------------------------------------
+
+
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+def test_model_halting_invariants(packed, causal):
+    stack = _stack(1, causal=causal, act_packed=packed, act_bias_init=0.0)
+    h, padding = _inputs(2)
+    with torch.no_grad():
+        stats = stack(h, padding=padding).halting
+    max_steps = stack.config.max_steps
+    n, r = stats.n_updates, stats.remainders
+    assert torch.all(n <= max_steps)
+    assert torch.all(n == n.round())
+    assert torch.all(n[padding] == 0) and torch.all(r[padding] == 0)
+    ponder = stats.ponder_time[~padding]
+    assert torch.all(ponder >= 1) and torch.all(ponder <= max_steps + 1)
+    assert torch.all(r[~padding] > 0) and torch.all(r[~padding] <= 1)
+    assert len(set(n[~padding].tolist())) > 1
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_model_halting_weights_sum_to_one(packed, monkeypatch):
+    """With ``accumulated`` and a block that returns ones, the output is sum_t w_t."""
+    stack = _stack(3, act_packed=packed, act_type="accumulated", act_bias_init=0.0, act_max_steps=5)
+    block = stack.blocks[0]
+    monkeypatch.setattr(block, "forward", lambda xq, *a, **k: (torch.ones_like(xq), {}))
+    h, padding = _inputs(4)
+    with torch.no_grad():
+        out = stack(h, padding=padding)
+    total = out.hidden[..., 0]
+    torch.testing.assert_close(total[~padding], torch.ones(int((~padding).sum())), atol=1e-6, rtol=0)
+    assert torch.all(out.hidden[padding] == 0)
+    assert len(set(out.halting.n_updates[~padding].tolist())) > 1
+
+
+def test_no_forced_halt_with_tiny_p_runs_max_steps():
+    stack = _stack(5, act_halt_at_max_steps=False, act_bias_init=-6.0, act_max_steps=4)
+    h, padding = _inputs(6)
+    with torch.no_grad():
+        stats = stack(h, padding=padding).halting
+    assert torch.all(stats.n_updates[~padding] == 4)
+    assert torch.all(stats.remainders == 0)  # nobody halted, so nobody took a remainder
+    assert torch.all(stats.n_updates[padding] == 0)
+    # with forcing on, the same weights halt everyone at the last step with remainder ~ 1
+    forced = _stack(5, act_halt_at_max_steps=True, act_bias_init=-6.0, act_max_steps=4)
+    with torch.no_grad():
+        fstats = forced(h, padding=padding).halting
+    assert torch.all(fstats.n_updates[~padding] == 4)
+    assert torch.all(fstats.remainders[~padding] > 0.8) and torch.all(fstats.remainders[~padding] < 1)
+
+
+# -- the loop's wiring, with a block replaced by known tensors -------------------------
+
+
+def _patch_step(monkeypatch, stack, R):
+    """Make step t of the stack return the known tensor R[t-1] (gathered to packed rows)."""
+
+    def fake(step, x, ctx, rows=None, valid=None):
+        out = R[step - 1]
+        if rows is not None:
+            out = out.gather(1, rows[..., None].expand(-1, -1, out.shape[-1]))
+        return out
+
+    monkeypatch.setattr(stack, "_step", fake)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("act_type", ["basic", "accumulated"])
+def test_act_output_is_the_spec_combination_of_states(act_type, packed, monkeypatch):
+    max_steps = 5
+    stack = _stack(7, act_type=act_type, act_packed=packed, act_bias_init=-0.5, act_max_steps=max_steps)
+    h, padding = _inputs(8)
+    torch.manual_seed(9)
+    R = [torch.randn_like(h) for _ in range(max_steps)]
+    _patch_step(monkeypatch, stack, R)
+    seen = _capture_halting(stack)
+    with torch.no_grad():
+        out = stack(h, padding=padding)
+    ps = [p for _, p in seen]
+    records = spec_act(ps, padding, force_last=len(ps) == max_steps)
+    expected = torch.zeros_like(h, dtype=torch.float64)
+    for rec, Rt in zip(records, R):
+        w = rec["w"][..., None]
+        if act_type == "accumulated":
+            expected = expected + w * Rt.double()
+        else:
+            expected = w * Rt.double() + (1 - w) * expected
+    torch.testing.assert_close(out.hidden.double(), expected, atol=1e-5, rtol=0)
+    torch.testing.assert_close(out.halting.n_updates.double(), records[-1]["n_updates"], atol=0, rtol=0)
+    torch.testing.assert_close(out.halting.remainders.double(), records[-1]["remainders"], atol=1e-6, rtol=0)
+    assert len(set(out.halting.n_updates[~padding].tolist())) > 1
+
+
+@pytest.mark.parametrize("halted_state", ["copy", "transform"])
+def test_halted_state_semantics(halted_state, monkeypatch):
+    """copy: a halted position's state is frozen; transform: it keeps being updated."""
+    max_steps = 5
+    stack = _stack(10, act_halted_state=halted_state, act_bias_init=-0.5, act_max_steps=max_steps)
+    h, padding = _inputs(11)
+    torch.manual_seed(12)
+    R = [torch.randn_like(h) for _ in range(max_steps)]
+    _patch_step(monkeypatch, stack, R)
+    seen = _capture_halting(stack)
+    positions = torch.arange(h.shape[1]).expand(h.shape[0], -1)
+    with torch.no_grad():
+        out = stack(h, padding=padding)
+    n = out.halting.n_updates
+    checked = 0
+    for t, (x, _) in enumerate(seen, start=1):
+        if t == 1:
+            continue
+        state = x - stack.signal(positions, t)  # the state H^{t-1} each position brings to step t
+        for b, i in zip(*torch.nonzero(~padding, as_tuple=True)):
+            s = int(n[b, i])
+            if s < t - 1:  # halted at step s, before step t-1
+                want = R[s - 1] if halted_state == "copy" else R[t - 2]
+                torch.testing.assert_close(state[b, i], want[b, i], atol=1e-5, rtol=0)
+                checked += 1
+    assert checked > 0
+
+
+# -- gradients ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_gradcheck_through_act_stack(packed):
+    torch.manual_seed(20)
+    config = UTConfig(
+        vocab_size=13, d_model=8, num_heads=2, d_ff=16, num_steps=2, act_max_steps=3, act=True,
+        dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, act_packed=packed, act_bias_init=0.3,
+    )
+    stack = RecurrentStack(config, causal=False, cross_attention=False).double().eval()
+    h = torch.randn(2, 4, 8, dtype=torch.float64)
+    padding = torch.tensor([[False] * 4, [False, False, False, True]])
+
+    # The halting decisions must be far from the threshold (gradcheck perturbs by 1e-6).
+    seen = _capture_halting(stack)
+    with torch.no_grad():
+        stats = stack(h, padding=padding).halting
+    ps = [p for _, p in seen]
+    records = spec_act(ps, padding, force_last=len(ps) == 3)
+    for rec in records[:-1] if len(ps) == 3 else records:
+        running = rec["was_running"]
+        assert (rec["reach"][running] - THRESHOLD).abs().min() > 1e-3
+    assert len(set(stats.n_updates[~padding].tolist())) > 1
+    seen.clear()
+
+    def f(x):
+        out = stack(x, padding=padding)
+        return out.hidden, out.halting.remainders
+
+    assert torch.autograd.gradcheck(f, (h.clone().requires_grad_(),), eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=True)
+
+
+# -- packed ACT == dense ACT -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arrangement", ["encoder", "decoder"])
+def test_packed_equals_dense(arrangement, monkeypatch):
+    causal = cross = arrangement == "decoder"
+    packed = _stack(30, causal=causal, cross=cross, act_packed=True, act_bias_init=-0.5, act_max_steps=6)
+    dense = RecurrentStack(packed.config.replace(act_packed=False), causal=causal, cross_attention=cross).eval()
+    dense.load_state_dict(packed.state_dict())
+    assert packed.blocks[0].pointwise
+
+    calls = {"n": 0}
+    original = RecurrentStack._act_packed_step
+
+    def counting(self, *args, **kwargs):
+        calls["n"] += 1 if self is packed else 1000
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RecurrentStack, "_act_packed_step", counting)
+
+    h, padding = _inputs(31)
+    torch.manual_seed(32)
+    kwargs = dict(padding=padding)
+    if cross:
+        kwargs.update(memory=torch.randn(3, 4, 16), memory_padding=torch.tensor([[False] * 4, [False, False, True, True], [False] * 4]))
+    target = torch.randn_like(h)
+
+    results = []
+    for stack in (packed, dense):
+        out = stack(h, **kwargs)
+        loss = (out.hidden * target).sum() + out.halting.ponder_cost
+        grads = torch.autograd.grad(loss, list(stack.parameters()), allow_unused=True)
+        results.append((out, grads))
+    assert 0 < calls["n"] < 1000  # only the packed stack took the packed path
+
+    (po, pg), (do, dg) = results
+    torch.testing.assert_close(po.hidden, do.hidden, atol=1e-5, rtol=0)
+    torch.testing.assert_close(po.halting.n_updates, do.halting.n_updates, atol=0, rtol=0)
+    torch.testing.assert_close(po.halting.remainders, do.halting.remainders, atol=1e-5, rtol=0)
+    n = po.halting.n_updates[~padding]
+    assert len(set(n.tolist())) > 1, "halting steps should be spread"
+    names = [name for name, _ in packed.named_parameters()]
+    for name, a, b in zip(names, pg, dg):
+        assert (a is None) == (b is None), name
+        if a is not None:
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=0, msg=name)
+    assert pg[names.index("halting.linear.weight")].abs().sum() > 0
+
+
+# -- act types ----------------------------------------------------------------------------
+
+
+def test_copy_and_transform_differ_but_both_halt():
+    # The two differ only once a position halted at step s is still a key at step t > s + 1.
+    copy = _stack(40, act_halted_state="copy", act_bias_init=-1.5, act_max_steps=8)
+    transform = RecurrentStack(copy.config.replace(act_halted_state="transform"), causal=False, cross_attention=False).eval()
+    transform.load_state_dict(copy.state_dict())
+    h, padding = _inputs(41)
+    with torch.no_grad():
+        a, b = copy(h, padding=padding), transform(h, padding=padding)
+    n_real = a.halting.n_updates[~padding]
+    assert n_real.max() - n_real.min() >= 2
+    assert (a.hidden - b.hidden)[~padding].abs().max() > 1e-3
+    for out in (a, b):
+        n = out.halting.n_updates
+        assert torch.all(n[~padding] >= 1) and torch.all(n <= 8)
+        assert torch.all(out.halting.remainders[~padding] > 0)
+        assert torch.all(n[padding] == 0)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_global_act_gives_one_halting_step_per_sequence(packed):
+    stack = _stack(50, act_type="global", act_packed=packed, act_bias_init=-0.5, act_max_steps=6)
+    h, padding = _inputs(51, B=4)
+    h[3] *= 3.0  # a different sequence, to vary the halting step between sequences
+    with torch.no_grad():
+        stats = stack(h, padding=padding).halting
+    for b in range(h.shape[0]):
+        real = stats.n_updates[b][~padding[b]]
+        assert torch.all(real == real[0]) and real[0] >= 1
+        assert torch.all(stats.remainders[b][~padding[b]] == stats.remainders[b][~padding[b]][0])
+    assert torch.all(stats.n_updates[padding] == 0)
+
+
+def test_random_act_runs_and_halts():
+    stack = _stack(60, act_type="random", act_max_steps=6)
+    h, padding = _inputs(61)
+    torch.manual_seed(62)
+    with torch.no_grad():
+        out = stack(h, padding=padding)
+    n, r = out.halting.n_updates, out.halting.remainders
+    assert torch.isfinite(out.hidden).all()
+    assert torch.all(n[~padding] >= 1) and torch.all(n <= 6)
+    assert torch.all(r[~padding] > 0) and torch.all(r[~padding] <= 1)
+    assert torch.all(n[padding] == 0) and torch.all(r[padding] == 0)

@@ -1,0 +1,71 @@
+"""Configs validate themselves and round-trip through YAML and JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+from universal_transformer import ConfigError, LSTMConfig, UTConfig, load_config, transformer_config
+from universal_transformer.config import config_from_dict
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml", ".yml"])
+@pytest.mark.parametrize("config", [UTConfig(act=True, act_type="accumulated", num_classes=5), transformer_config(), LSTMConfig(num_layers=3)])
+def test_round_trip(tmp_path, suffix, config):
+    path = tmp_path / f"model{suffix}"
+    config.save(path)
+    assert load_config(path) == config
+
+
+def test_width_not_divisible_by_heads_names_both_numbers():
+    with pytest.raises(ConfigError, match=r"d_model \(30\) must be divisible by num_heads \(4\)"):
+        UTConfig(d_model=30, num_heads=4)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        (dict(norm="middle"), "norm must be one of 'post', 'pre'"),
+        (dict(transition="conv"), "transition must be one of"),
+        (dict(act_type="fancy"), "act_type must be one of"),
+        (dict(dropout=1.5), r"dropout must be in \[0, 1\)"),
+        (dict(num_steps=0), "num_steps must be a positive integer"),
+        (dict(act_epsilon=0.0), r"act_epsilon must be in \(0, 1\)"),
+        (dict(act=True, share_weights=False), "act=True needs share_weights=True"),
+        (dict(vocab_size=2), r"bos_id \(1\)|eos_id \(2\)"),
+        (dict(d_model=15, num_heads=3), r"d_model \(15\) must be even for sinusoidal"),
+    ],
+)
+def test_invalid_values_are_rejected_clearly(changes, message):
+    with pytest.raises(ConfigError, match=message):
+        UTConfig(**changes)
+
+
+def test_unknown_key_in_file_names_file_and_key(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("d_model: 64\nnum_head: 4\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: unknown key\(s\) num_head"):
+        load_config(path)
+
+
+def test_invalid_value_in_file_names_file(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"d_model": 30, "num_heads": 4}')
+    with pytest.raises(ConfigError, match=r"bad.json: d_model \(30\)"):
+        load_config(path)
+
+
+def test_missing_and_unparsable_files(tmp_path):
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("d_model: [1, 2\n")
+    with pytest.raises(ConfigError, match="broken.yaml: cannot parse"):
+        load_config(broken)
+    with pytest.raises(ConfigError, match="unknown model_type 'gru'"):
+        config_from_dict({"model_type": "gru"})
+
+
+def test_derived_values():
+    cfg = UTConfig(num_steps=3, d_model=64, num_heads=8)
+    assert cfg.max_steps == 6 and cfg.head_dim == 8  # SPEC: max steps = 2 x base steps
+    assert UTConfig(act_max_steps=10).max_steps == 10
