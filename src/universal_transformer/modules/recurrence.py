@@ -224,7 +224,7 @@ class RecurrentStack(nn.Module):
 
     def _step_input(self, h: Tensor, ctx: _StepContext, step: int) -> Tensor:
         p = self.signal(ctx.positions, step)
-        return h if p is None else h + p
+        return h if p is None else h + p.to(h.dtype)
 
     def _step(
         self,
