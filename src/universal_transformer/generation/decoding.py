@@ -82,7 +82,7 @@ def generate_uncached(model: nn.Module, inputs: Tensor, *, max_new_tokens: int) 
     was_training = model.training
     model.eval()
     config = model.config
-    encoder_decoder = hasattr(model, "encode")
+    encoder_decoder = getattr(model, "is_encoder_decoder", False)
     prefix = inputs.new_full((inputs.shape[0], 1), config.bos_id) if encoder_decoder else inputs
     tokens, step_logits = [], []
     for _ in range(max_new_tokens):

@@ -37,6 +37,7 @@ class LSTMSeq2Seq(PretrainedModel):
 
     config_class = LSTMConfig
     config: LSTMConfig
+    is_encoder_decoder = True
 
     def __init__(self, config: LSTMConfig) -> None:
         super().__init__()

@@ -88,6 +88,8 @@ class UniversalTransformer(_UTBase):
     target itself, ``pad_id`` where no loss is wanted.
     """
 
+    is_encoder_decoder = True
+
     def __init__(self, config: UTConfig) -> None:
         super().__init__(config)
         if config.act and config.act_type == "global":

@@ -1,0 +1,62 @@
+"""Sampling and stopping behaviour of generate()."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from universal_transformer import LSTMConfig, LSTMSeq2Seq, UniversalTransformer, generate
+from universal_transformer.generation import choose_next, generate_uncached
+
+from ..conftest import small_config
+
+
+def test_top_k_only_ever_samples_the_k_best():
+    logits = torch.tensor([[0.0, 5.0, 4.0, -1.0, 3.0]]).expand(2000, -1)
+    tokens = choose_next(logits, do_sample=True, top_k=2, generator=torch.Generator().manual_seed(0))
+    assert set(tokens.tolist()) == {1, 2}
+
+
+def test_temperature_sharpens_and_flattens():
+    logits = torch.tensor([[2.0, 0.0]]).expand(4000, -1)
+    gen = torch.Generator().manual_seed(0)
+    cold = choose_next(logits, do_sample=True, temperature=0.25, generator=gen).float().mean()
+    hot = choose_next(logits, do_sample=True, temperature=4.0, generator=gen).float().mean()
+    # P(token 1) = sigmoid(-2/T): 0.0003 when cold, 0.38 when hot
+    assert cold < 0.01 and 0.33 < hot < 0.43
+
+
+def test_bad_sampling_arguments():
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        choose_next(torch.zeros(1, 3), do_sample=True, temperature=0.0)
+    with pytest.raises(ValueError, match="top_k must be >= 1"):
+        choose_next(torch.zeros(1, 3), do_sample=True, top_k=0)
+
+
+def test_sampling_is_reproducible_with_a_generator():
+    model = UniversalTransformer(small_config())
+    src = torch.randint(3, 13, (2, 5))
+    a = generate(model, src, max_new_tokens=8, do_sample=True, generator=torch.Generator().manual_seed(3), stop_at_eos=False)
+    b = generate(model, src, max_new_tokens=8, do_sample=True, generator=torch.Generator().manual_seed(3), stop_at_eos=False)
+    assert torch.equal(a, b)
+
+
+def test_rows_after_eos_are_padded_and_generation_stops():
+    model = UniversalTransformer(small_config())
+    with torch.no_grad():  # make eos the only likely token after the first step
+        model.src_embed.weight[model.config.eos_id] *= 0
+    src = torch.randint(3, 13, (3, 5))
+    tokens = generate(model, src, max_new_tokens=50, eos_id=int(generate(model, src, max_new_tokens=1)[0, 0]))
+    assert tokens.shape[1] < 50
+
+
+def test_lstm_cached_decoding_matches_recomputation():
+    model = LSTMSeq2Seq(LSTMConfig(vocab_size=13, d_model=16, num_layers=2, dropout=0.0)).eval()
+    src = torch.randint(3, 13, (3, 6))
+    src[1, 4:] = 0
+    tokens, _ = generate_uncached(model, src, max_new_tokens=7)
+    cached = generate(model, src, max_new_tokens=7, stop_at_eos=False)
+    eos = model.config.eos_id
+    for row, ref in zip(cached, tokens):
+        stop = int((ref == eos).nonzero()[0]) + 1 if bool((ref == eos).any()) else len(ref)
+        assert row[:stop].tolist() == ref[:stop].tolist()
