@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..config import ConfigError
+from ..models import LoadError
+from ..training.trainer import TrainingDiverged
 from .demo import add_demo_parser
+from .run import add_run_parsers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -13,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ut", description="Universal Transformer: train, evaluate and run models."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_run_parsers(commands)
     add_demo_parser(commands)
     return parser
 
@@ -25,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.run(args) or 0)
+    except (ConfigError, LoadError) as err:
+        print(f"ut: error: {err}", file=sys.stderr)
+        return 2
+    except TrainingDiverged as err:
+        print(f"ut: training diverged: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

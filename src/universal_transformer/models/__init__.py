@@ -1,10 +1,11 @@
 """Models: UT encoder-decoder, language model, encoder classifier, and the LSTM baseline."""
 
+from .base import MODEL_CLASSES as MODEL_CLASSES_BY_NAME
 from .base import LoadError, ModelOutput, PretrainedModel, from_pretrained
 from .lstm import LSTMSeq2Seq
 from .transformer import UniversalTransformer, UTEncoderClassifier, UTLanguageModel, sequence_loss
 
 __all__ = [
-    "LSTMSeq2Seq", "LoadError", "ModelOutput", "PretrainedModel", "UTEncoderClassifier",
+    "LSTMSeq2Seq", "LoadError", "MODEL_CLASSES_BY_NAME", "ModelOutput", "PretrainedModel", "UTEncoderClassifier",
     "UTLanguageModel", "UniversalTransformer", "from_pretrained", "sequence_loss",
 ]

@@ -1,0 +1,163 @@
+"""ACT encoder: packed running positions (``act_packed=True``) vs. dense (``act_packed=False``).
+
+A deterministic halting pattern replaces the learned halting unit: ``FixedHalting``
+(a ``HaltingUnit`` subclass) returns p = 1.0 for a chosen half of the positions (they halt
+after step 1) and p = 0.01 for the others (they run until the forced halt at step 8),
+with ``act_epsilon=0.01``, ``act_max_steps=8``, ``act_halt_at_max_steps=True``,
+``act_halted_state="copy"``. Both configs get the same weights.
+
+The half that halts is either chosen at random per position (``random``: exactly L/2 per
+row, scattered) or the first half of every sequence (``contiguous``); packing gathers the
+running positions of each row to the left, so both give the same packed width L/2.
+
+Timed: forward only (eval, no_grad) and forward + backward (train mode, loss = mean(out^2)).
+Reported: packed / dense median time (goal <= 0.6x) and the theoretical FLOP ratio.
+"""
+
+from __future__ import annotations
+
+import torch
+
+import timing
+from universal_transformer.config import UTConfig
+from universal_transformer.modules.halting import HaltingUnit
+from universal_transformer.modules.recurrence import RecurrentStack
+
+GOAL = 0.6
+
+
+class FixedHalting(HaltingUnit):
+    """Halting probability 1.0 where ``halt_first`` is True (halt at step 1), ``low`` elsewhere."""
+
+    def __init__(self, d_model: int, halt_first: torch.Tensor, low: float = 0.01) -> None:
+        super().__init__(d_model)
+        self.register_buffer("halt_first", halt_first)
+        self.low = low
+
+    def forward(self, x, padding=None):
+        one = torch.ones((), dtype=x.dtype, device=x.device)
+        return torch.where(self.halt_first, one, one * self.low).expand(x.shape[:-1])
+
+
+def split(kind: str, B: int, L: int, generator: torch.Generator) -> torch.Tensor:
+    """``[B, L]`` bool, True at the L/2 positions of each row that halt after step 1."""
+    mask = torch.zeros(B, L, dtype=torch.bool)
+    half = L // 2
+    if kind == "contiguous":
+        mask[:, :half] = True
+    else:
+        for b in range(B):
+            mask[b, torch.randperm(L, generator=generator)[:half]] = True
+    return mask
+
+
+def theoretical(d, d_ff, L, steps, frac_halted) -> dict[str, float]:
+    """FLOPs per sequence (forward; backward scales both sides alike), matmuls and attention only.
+
+    Per position and step: K/V projection 4 d^2, Q + output projection 4 d^2, transition
+    4 d d_ff, attention (QK^T, AV over L keys) 4 L d. Dense: every position, every step.
+    Packed (as implemented): step 1 everything; steps 2..N K/V of ALL positions (halted
+    positions still serve as keys/values and their input changes with the timestep signal),
+    the rest only for running positions. Ideal: halted positions cost nothing.
+    """
+    kv, rest = 4 * d * d, 4 * d * d + 4 * d * d_ff + 4 * L * d
+    full = L * (kv + rest)
+    running = L * (1 - frac_halted)
+    dense = steps * full
+    packed = full + (steps - 1) * (L * kv + running * rest)
+    ideal = full + (steps - 1) * running * (kv + rest)
+    return {"dense": dense, "packed": packed, "ideal": ideal}
+
+
+def main() -> None:
+    p = timing.parser(__doc__.split("\n")[0], reps=5, warmup=1)
+    p.add_argument("--d-model", type=int, default=512)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--d-ff", type=int, default=2048)
+    p.add_argument("--max-steps", type=int, default=8)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--length", type=int, default=128)
+    p.add_argument("--modes", default="forward,train", help="comma list of: forward (eval, no_grad), train (fwd+bwd)")
+    args = p.parse_args()
+    if args.quick:
+        args.d_model, args.heads, args.d_ff, args.batch, args.length = 128, 4, 512, 4, 32
+        args.reps, args.warmup = 3, 1
+    info = timing.setup(args)
+    d, h, ff, N, B, L = args.d_model, args.heads, args.d_ff, args.max_steps, args.batch, args.length
+    print(f"config: d={d} heads={h} d_ff={ff} max_steps={N} B={B} L={L}; half the positions halt after step 1, "
+          f"the rest at step {N} (act_epsilon 0.01, halt_at_max_steps, halted state copy)")
+
+    gen = torch.Generator().manual_seed(args.seed)
+    masks = {kind: split(kind, B, L, gen) for kind in ("random", "contiguous")}
+    x = torch.randn(B, L, d)
+
+    base = None
+    models = {}
+    for packed in (True, False):
+        cfg = UTConfig(d_model=d, num_heads=h, d_ff=ff, num_steps=max(1, N // 2), act=True, act_max_steps=N,
+                       act_epsilon=0.01, act_halt_at_max_steps=True, act_halted_state="copy", act_packed=packed,
+                       dropout=0.1, max_position=max(1024, L))
+        for kind, mask in masks.items():
+            torch.manual_seed(args.seed)
+            m = RecurrentStack(cfg, causal=False, cross_attention=False)
+            if base is None:
+                base = m.state_dict()
+            m.load_state_dict(base)
+            m.halting = FixedHalting(d, mask)
+            models[(packed, kind)] = m
+
+    # Check: same outputs and halting statistics from both paths (eval, no dropout).
+    with torch.no_grad():
+        for kind in masks:
+            a, b = (models[(pk, kind)].eval()(x) for pk in (True, False))
+            diff = (a.hidden - b.hidden).abs().max().item()
+            print(f"check {kind}: max |packed - dense| = {diff:.2e}; mean n_updates packed "
+                  f"{a.halting.n_updates.mean():.2f} dense {b.halting.n_updates.mean():.2f}")
+
+    th = theoretical(d, ff, L, N, 0.5)
+    print("theoretical FLOPs (matmuls + attention), per sequence, forward: "
+          f"dense {th['dense'] / 1e9:.2f} G, packed {th['packed'] / 1e9:.2f} G, ideal {th['ideal'] / 1e9:.2f} G")
+    print(f"  theoretical packed/dense = {th['packed'] / th['dense']:.3f} (as implemented: halted positions still "
+          f"project K/V every step); ideal (halted positions free) = {th['ideal'] / th['dense']:.3f}")
+
+    summary = []
+    payload = {"machine": info, "args": vars(args), "theory": th, "medians": {}}
+    for mode in args.modes.split(","):
+        contenders = {}
+        for kind in masks:
+            for packed in (True, False):
+                m = models[(packed, kind)]
+                name = f"{'packed' if packed else 'dense'} {kind}"
+                if mode == "forward":
+                    def run(m=m):
+                        m.eval()
+                        with torch.no_grad():
+                            return m(x).hidden
+                else:
+                    def run(m=m):
+                        m.train()
+                        m.zero_grad(set_to_none=True)
+                        out = m(x).hidden
+                        out.pow(2).mean().backward()
+                contenders[name] = run
+        title = "forward (eval, no_grad)" if mode == "forward" else "forward + backward (train)"
+        print(f"\n## {title}: {len(contenders)} contenders, {args.warmup} warm-up + {args.reps} reps, interleaved", flush=True)
+        res = timing.compare(contenders, reps=args.reps, warmup=args.warmup)
+        rows = [[n, *timing.timing_row(t)] for n, t in res.items()]
+        print(timing.markdown_table(["contender", *timing.TIMING_HEADERS], rows))
+        for kind in masks:
+            r = timing.ratio(res[f"packed {kind}"].median, res[f"dense {kind}"].median)
+            summary.append([title, kind, f"{res[f'packed {kind}'].median:.4f}", f"{res[f'dense {kind}'].median:.4f}",
+                            f"{r:.3f}", timing.verdict(r <= GOAL)])
+        payload["medians"][mode] = {k: v.median for k, v in res.items()}
+
+    print()
+    print(timing.markdown_table(["mode", "halting half", "packed median s", "dense median s", "packed/dense",
+                                 f"goal <= {GOAL}"], summary))
+    print(f"theoretical packed/dense FLOP ratio: {th['packed'] / th['dense']:.3f} as implemented, "
+          f"{th['ideal'] / th['dense']:.3f} ideal")
+    timing.write_json(args.json, payload)
+
+
+if __name__ == "__main__":
+    main()

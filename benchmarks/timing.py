@@ -1,0 +1,237 @@
+"""Shared helpers of the benchmark scripts: side-by-side median timing and a machine description.
+
+The machine these benchmarks are written for is small (2 CPU cores) and noisy (other
+jobs share it), so every comparison is timed in ONE process with the contenders
+interleaved: each repetition runs every contender once, and the order is reversed on
+every other repetition (A B C, C B A, A B C, ...), so that slow phases of the machine and
+position effects (caches, allocator state) hit all contenders alike. After a warm-up,
+the MEDIAN of the repetitions is reported, and comparisons are ratios of medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gc
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+
+# -- timing --------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    """Wall-clock seconds of one contender over the repetitions."""
+
+    name: str
+    times: list[float] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def min(self) -> float:
+        return min(self.times)
+
+    @property
+    def max(self) -> float:
+        return max(self.times)
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range relative to the median (a noise indicator)."""
+        if len(self.times) < 4:
+            return (self.max - self.min) / self.median if self.median else 0.0
+        q = statistics.quantiles(self.times, n=4)
+        return (q[2] - q[0]) / self.median if self.median else 0.0
+
+
+def time_once(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def compare(
+    contenders: dict[str, Callable[[], Any]],
+    *,
+    reps: int,
+    warmup: int = 1,
+    verbose: bool = True,
+) -> dict[str, Timing]:
+    """Time each contender ``reps`` times, interleaved, after ``warmup`` untimed rounds.
+
+    Repetition ``i`` runs the contenders in the given order when ``i`` is even and in
+    reverse order when it is odd. Returns ``{name: Timing}`` in the given order.
+    """
+    names = list(contenders)
+    load = MachineLoad()
+    for i in range(warmup):
+        for name in names if i % 2 == 0 else names[::-1]:
+            contenders[name]()
+    results = {name: Timing(name) for name in names}
+    for i in range(reps):
+        order = names if i % 2 == 0 else names[::-1]
+        for name in order:
+            results[name].times.append(time_once(contenders[name]))
+        if verbose:
+            line = "  ".join(f"{n}={results[n].times[-1]:.4f}s" for n in names)
+            print(f"  rep {i + 1}/{reps}: {line}", flush=True)
+    if verbose:
+        print(f"  {load.report()}", flush=True)
+    return results
+
+
+class MachineLoad:
+    """How much CPU OTHER processes used while we were timing (from /proc/stat and os.times)."""
+
+    def __init__(self) -> None:
+        self.start = self._sample()
+
+    @staticmethod
+    def _sample() -> tuple[float, float, float] | None:
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(v) for v in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        hz = os.sysconf("SC_CLK_TCK")
+        busy = (sum(fields) - fields[3] - fields[4]) / hz  # all but idle and iowait
+        own = os.times()
+        return time.perf_counter(), busy, own.user + own.system
+
+    def report(self) -> str:
+        end = self._sample()
+        if self.start is None or end is None:
+            return "machine load: unknown"
+        wall = end[0] - self.start[0]
+        busy, own = end[1] - self.start[1], end[2] - self.start[2]
+        others = max(0.0, busy - own)
+        cores = os.cpu_count() or 1
+        return (f"machine load while timing: this process {own / wall:.2f} cores, other processes "
+                f"{others / wall:.2f} of {cores} cores over {wall:.0f} s")
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+# -- machine -------------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def machine_info() -> dict[str, Any]:
+    flags = cpu_flags()
+    simd = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
+    import torch  # imported here so that memory.py's parent process stays small
+
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = (float("nan"),) * 3
+    return {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "simd": " ".join(simd),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "load_avg_1m": round(load[0], 2),
+    }
+
+
+def print_machine() -> dict[str, Any]:
+    info = machine_info()
+    print(
+        f"machine: {info['cpu']}, {info['cores']} cores ({info['simd']}), torch {info['torch']}, "
+        f"{info['threads']} threads, python {info['python']}, load avg {info['load_avg_1m']}, {info['date']}"
+    )
+    return info
+
+
+# -- output --------------------------------------------------------------------------
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            if value != value:  # nan
+                return "-"
+            return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def timing_row(t: Timing) -> list[Any]:
+    """``median, min, max, spread`` cells (seconds) for a table."""
+    return [f"{t.median:.4f}", f"{t.min:.4f}", f"{t.max:.4f}", f"{100 * t.spread:.0f}%"]
+
+
+TIMING_HEADERS = ["median s", "min s", "max s", "IQR/median"]
+
+
+def verdict(ok: bool) -> str:
+    return "MET" if ok else "NOT MET"
+
+
+# -- command line --------------------------------------------------------------------
+
+
+def parser(description: str, *, reps: int, warmup: int = 1) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--reps", type=int, default=reps, help="timed repetitions per contender")
+    p.add_argument("--warmup", type=int, default=warmup, help="untimed warm-up rounds")
+    p.add_argument("--quick", action="store_true", help="tiny sizes and few repetitions: a smoke run (< 20 s)")
+    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's choice)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="PATH", default=None, help="also write the results to this JSON file")
+    return p
+
+
+def setup(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    return print_machine()
+
+
+def write_json(path: str | None, payload: dict[str, Any]) -> None:
+    if path:
+        with open(path, "w") as f:
+            json.dump(payload, f, indent=2, default=str)
+        print(f"wrote {path}")

@@ -1,0 +1,126 @@
+"""``ut train``, ``ut eval`` and ``ut generate``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from ..config import ConfigError
+from ..generation import generate
+from ..models import PretrainedModel
+from ..tasks import build_task
+from ..training.config import ExperimentConfig, apply_overrides, load_experiment
+from ..training.distributed import shutdown_distributed
+from ..training.trainer import Trainer
+
+
+def add_run_parsers(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "train",
+        help="train a model from an experiment config (re-run with the same --out to resume)",
+        description="Train from CONFIG.yaml into RUN_DIR. Running again with the same RUN_DIR resumes "
+        "from its last checkpoint. For data parallelism launch with torchrun: "
+        "torchrun --nproc_per_node=2 -m universal_transformer train ...",
+    )
+    p.add_argument("config", type=Path, help="experiment YAML (sections model_class, model, task, train)")
+    p.add_argument("--out", type=Path, required=True, help="run directory (created, or resumed if it exists)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.lr=1e-3 --set model.num_steps=8")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run_train)
+
+    p = commands.add_parser("eval", help="evaluate a trained run and print a table",
+                            description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json.")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--split", default="test", help="validation or test (default test)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override task options, e.g. --set 'task.test_lengths=[400,800]'")
+    p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
+    p.add_argument("--device", default="cpu")
+    p.set_defaults(run=run_eval)
+
+    p = commands.add_parser("generate", help="decode an input with a trained model")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--input", required=True, help="the input text, e.g. --input 12345")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="default: 2 x input length + 8")
+    p.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=run_generate)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    experiment = load_experiment(args.config, args.overrides)
+    try:
+        trainer = Trainer(experiment, args.out, device=args.device, progress=not args.no_progress)
+        summary = trainer.fit()
+    finally:
+        shutdown_distributed()
+    if trainer.ctx.is_main and summary.get("status") != "time_limit":
+        print_metrics(summary.get("test") or {}, title=f"test metrics of the best model (step {summary.get('best_step')})")
+        print(f"wrote {args.out / 'metrics.json'}")
+    return 0
+
+
+def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise ConfigError(f"{path}: not found; is {run_dir} a run directory written by 'ut train'?")
+    bad = [o for o in overrides if not o.split("=", 1)[0].strip().startswith("task.")]
+    if bad:
+        raise ConfigError(f"--set {bad[0]!r}: only task options can change at evaluation time")
+    import yaml
+
+    data = apply_overrides(yaml.safe_load(path.read_text()), overrides)
+    return ExperimentConfig.from_dict(data, source=str(path))
+
+
+def _load_model(run_dir: Path, model_dir: Path | None, device: str) -> PretrainedModel:
+    folder = model_dir or run_dir / "best"
+    if not folder.is_dir():
+        raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
+    return PretrainedModel.from_pretrained(folder).to(device).eval()
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    experiment = _load_run(args.run_dir, args.overrides)
+    task = build_task(experiment.task, seed=experiment.train.seed)
+    model = _load_model(args.run_dir, args.model, args.device)
+    metrics = task.evaluate(model, args.split)
+    print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
+    out = args.run_dir / f"eval-{args.split}.json"
+    out.write_text(json.dumps(metrics, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    experiment = _load_run(args.run_dir, [])
+    task = build_task(experiment.task, seed=experiment.train.seed)
+    model = _load_model(args.run_dir, None, "cpu")
+    try:
+        inputs = task.encode_text(args.input)
+    except ValueError as err:
+        raise ConfigError(f"--input: {err}") from None
+    limit = args.max_new_tokens or 2 * inputs.shape[1] + 8
+    gen = torch.Generator().manual_seed(args.seed)
+    tokens = generate(model, inputs, max_new_tokens=limit, do_sample=args.sample,
+                      temperature=args.temperature, top_k=args.top_k, generator=gen)
+    print(task.decode_tokens(tokens[0].tolist()))
+    return 0
+
+
+def print_metrics(metrics: dict, *, title: str) -> None:
+    """A two-column table of the numeric metrics."""
+    rows = [(k, v) for k, v in metrics.items() if isinstance(v, (int, float))]
+    if not rows:
+        return
+    width = max(len(k) for k, _ in rows)
+    print(title)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value:.4f}" if isinstance(value, float) else f"  {key:<{width}}  {value}")

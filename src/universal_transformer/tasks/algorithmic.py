@@ -1,0 +1,135 @@
+"""Copy, Reverse and Addition (SPEC section 3): train on lengths up to 40, test on 400."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..config import ConfigError
+from ..data.algorithmic import (
+    BOS, EOS, PAD, TASKS, VOCAB_SIZE, Seq2SeqBatch, collate, make_example, text_to_tokens, tokens_to_text,
+)
+from ..evaluation.metrics import AccuracyCounts
+from ..generation import generate
+from .base import Batch, Task
+
+
+@dataclass
+class TrainSeq2SeqBatch(Batch):
+    """A :class:`Seq2SeqBatch` as the trainer sees it."""
+
+    src: Tensor
+    tgt_in: Tensor
+    labels: Tensor
+    ignore_index: int = PAD
+
+    def model_inputs(self) -> dict[str, Tensor]:
+        return {"src": self.src, "tgt_in": self.tgt_in}
+
+    def positions(self) -> dict[str, int]:
+        return {"encoder": int((self.src != PAD).sum()), "decoder": int((self.tgt_in != PAD).sum())}
+
+    def select(self, rows: slice) -> "TrainSeq2SeqBatch":
+        return TrainSeq2SeqBatch(self.src[rows], self.tgt_in[rows], self.labels[rows])
+
+    def to(self, device) -> "TrainSeq2SeqBatch":
+        return TrainSeq2SeqBatch(self.src.to(device), self.tgt_in.to(device), self.labels.to(device))
+
+
+class AlgorithmicTask(Task):
+    """Options: ``task`` (copy/reverse/addition), ``train_min_length``, ``train_max_length``
+    (40), ``validation_lengths`` ([40]), ``test_lengths`` ([40, 400]), ``eval_examples``
+    per length (500), ``eval_batch_size`` (100), ``bucket_width`` (length buckets of the
+    training batches, 8).
+
+    Every training batch holds examples of lengths within one bucket, as many as fit
+    ``batch_tokens`` (source + target tokens), drawn from ``(seed, step)``.
+    """
+
+    name = "algorithmic"
+    model_classes = ("UniversalTransformer", "LSTMSeq2Seq")
+    _OPTIONS = {
+        "task", "train_min_length", "train_max_length", "validation_lengths", "test_lengths",
+        "eval_examples", "eval_batch_size", "bucket_width",
+    }
+
+    def __init__(self, options: dict[str, Any], *, seed: int) -> None:
+        super().__init__(options, seed=seed)
+        self.check_options(self._OPTIONS)
+        self.task = options.get("task", "copy")
+        if self.task not in TASKS:
+            raise ConfigError(f"task.task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        self.min_length = int(options.get("train_min_length", 1))
+        self.max_length = int(options.get("train_max_length", 40))
+        if not 1 <= self.min_length <= self.max_length:
+            raise ConfigError(
+                f"task: need 1 <= train_min_length ({self.min_length}) <= train_max_length ({self.max_length})"
+            )
+        self.lengths = {
+            "validation": [int(n) for n in options.get("validation_lengths", [self.max_length])],
+            "test": [int(n) for n in options.get("test_lengths", [self.max_length, 400])],
+        }
+        self.eval_examples = int(options.get("eval_examples", 500))
+        self.eval_batch_size = int(options.get("eval_batch_size", 100))
+        self.bucket_width = int(options.get("bucket_width", 8))
+
+    def model_overrides(self) -> dict[str, Any]:
+        return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
+
+    def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> TrainSeq2SeqBatch:
+        gen = torch.Generator().manual_seed((self.seed * 2_147_483_647 + step) % 2**63)
+        top = int(torch.randint(self.min_length, self.max_length + 1, (1,), generator=gen))
+        bottom = max(self.min_length, top - self.bucket_width + 1)
+        per_example = 2 * top + 2  # source + target + eos (+ carry/separator slack)
+        size = max(1, min(max_batch_size, batch_tokens // per_example))
+        lengths = torch.randint(bottom, top + 1, (size,), generator=gen).tolist()
+        batch = collate([make_example(self.task, n, gen) for n in lengths])
+        return TrainSeq2SeqBatch(batch.src, batch.tgt_in, batch.labels)
+
+    def eval_batches(self, split: str, length: int) -> list[Seq2SeqBatch]:
+        """Fixed evaluation sets: ``eval_examples`` examples of exactly ``length``, seeded by split and length."""
+        offset = {"validation": 1, "test": 2}[split]
+        gen = torch.Generator().manual_seed(1_000_003 * offset + length + 7919 * self.seed)
+        pairs = [make_example(self.task, length, gen) for _ in range(self.eval_examples)]
+        return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
+        """Greedy decoding (no teacher forcing): char and sequence accuracy per length.
+
+        ``score`` is the mean sequence accuracy over the split's lengths, char accuracy
+        breaking ties.
+        """
+        if split not in self.lengths:
+            raise ConfigError(f"unknown split {split!r}; the algorithmic task has validation and test")
+        model.eval()
+        device = next(model.parameters()).device
+        result: dict[str, Any] = {}
+        seq, char = [], []
+        for length in self.lengths[split]:
+            counts = AccuracyCounts()
+            ponder: list[float] = []
+            for batch in self.eval_batches(split, length):
+                batch = batch.to(device)
+                tokens = generate(model, batch.src, max_new_tokens=batch.labels.shape[1] + 1)
+                counts.update(tokens, batch.labels, PAD)
+                out = model(batch.src, batch.tgt_in)
+                if "encoder" in getattr(out, "halting", {}):
+                    ponder.append(float(out.halting["encoder"].ponder_cost))
+            result[f"len{length}/char_accuracy"] = counts.char_accuracy
+            result[f"len{length}/sequence_accuracy"] = counts.sequence_accuracy
+            if ponder:
+                result[f"len{length}/encoder_ponder_time"] = sum(ponder) / len(ponder)
+            seq.append(counts.sequence_accuracy)
+            char.append(counts.char_accuracy)
+        result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
+        return result
+
+    def encode_text(self, text: str) -> Tensor:
+        return torch.tensor([text_to_tokens(text.strip())])
+
+    def decode_tokens(self, tokens: list[int]) -> str:
+        return tokens_to_text(tokens)

@@ -1,0 +1,80 @@
+"""What the trainer needs from a task: global batches by step, evaluation, and text I/O."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..config import ConfigError
+
+
+class Batch(ABC):
+    """A batch the trainer can split across devices and accumulation steps."""
+
+    labels: Tensor
+    ignore_index: int = -100
+
+    @abstractmethod
+    def model_inputs(self) -> dict[str, Tensor]:
+        """Keyword arguments of the model's forward."""
+
+    @abstractmethod
+    def positions(self) -> dict[str, int]:
+        """Real (non-padding) positions per stack, for the ponder cost normaliser."""
+
+    @abstractmethod
+    def select(self, rows: slice) -> "Batch":
+        """A sub-batch of rows (for data parallelism and gradient accumulation)."""
+
+    @abstractmethod
+    def to(self, device: torch.device | str) -> "Batch":
+        ...
+
+    @property
+    def size(self) -> int:
+        return self.labels.shape[0]
+
+    @property
+    def num_targets(self) -> int:
+        return int((self.labels != self.ignore_index).sum())
+
+
+class Task(ABC):
+    """A task builds batches, evaluates a model and converts text to and from tokens.
+
+    ``train_batch(step)`` must be a pure function of the task's seed and ``step`` (this
+    is what makes resuming exact and data parallelism equal to one big batch).
+    """
+
+    name: str = ""
+    model_classes: tuple[str, ...] = ()
+
+    def __init__(self, options: dict[str, Any], *, seed: int) -> None:
+        self.options = dict(options)
+        self.seed = seed
+
+    @abstractmethod
+    def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> Batch:
+        ...
+
+    @abstractmethod
+    def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
+        """Metrics of ``split`` (``validation`` or ``test``); ``score`` (higher is better) selects checkpoints."""
+
+    def model_overrides(self) -> dict[str, Any]:
+        """Config values the task dictates (vocabulary size, special ids, ...)."""
+        return {}
+
+    def encode_text(self, text: str) -> Tensor:
+        raise ConfigError(f"task {self.name!r} does not take text input")
+
+    def decode_tokens(self, tokens: list[int]) -> str:
+        raise ConfigError(f"task {self.name!r} does not produce text output")
+
+    def check_options(self, known: set[str]) -> None:
+        unknown = sorted(set(self.options) - known - {"name"})
+        if unknown:
+            raise ConfigError(f"task {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")

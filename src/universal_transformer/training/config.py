@@ -1,0 +1,154 @@
+"""Experiment configuration: ``model`` + ``task`` + ``train`` sections of one YAML file.
+
+``ut train CONFIG.yaml --set train.lr=1e-3 --set model.num_steps=8`` reads it, applies the
+overrides (dotted keys, values parsed as YAML scalars), validates everything, and writes
+the fully resolved result to ``RUN_DIR/config.yaml``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config import ConfigError, ModelConfig, config_from_dict
+from .schedules import SCHEDULES
+
+MODEL_CLASSES = ("UniversalTransformer", "UTLanguageModel", "UTEncoderClassifier", "LSTMSeq2Seq")
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation, batching, evaluation and checkpointing of one run."""
+
+    seed: int = 0
+    steps: int = 10_000
+    optimizer: str = "adamw"
+    lr: float = 1e-3
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-9
+    weight_decay: float = 0.0
+    schedule: str = "inverse_sqrt"
+    warmup_steps: int = 1000
+    label_smoothing: float = 0.0
+    clip_norm: float | None = 1.0
+    grad_accum: int = 1
+    batch_tokens: int = 4096
+    max_batch_size: int = 512
+    precision: str = "fp32"
+    eval_every: int = 500
+    log_every: int = 50
+    early_stopping: int | None = None
+    keep_last: int = 2
+    time_limit: float | None = None
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        self.betas = tuple(self.betas)  # type: ignore[assignment]
+        if self.optimizer not in ("adam", "adamw"):
+            raise ConfigError(f"train.optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
+        if self.schedule not in SCHEDULES:
+            raise ConfigError(f"train.schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
+        if self.precision not in ("fp32", "bf16"):
+            raise ConfigError(f"train.precision must be 'fp32' or 'bf16', got {self.precision!r}")
+        for name in ("steps", "grad_accum", "batch_tokens", "max_batch_size", "eval_every", "log_every", "keep_last"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"train.{name} must be a positive integer, got {value!r}")
+        if self.lr <= 0:
+            raise ConfigError(f"train.lr must be > 0, got {self.lr!r}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ConfigError(f"train.label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+
+
+@dataclass
+class ExperimentConfig:
+    """A whole run: which model (class + config), which task, how to train."""
+
+    model_class: str
+    model: ModelConfig
+    task: dict[str, Any]
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model_class": self.model_class,
+            "model": self.model.to_dict(),
+            "task": dict(self.task),
+            "train": {**asdict(self.train), "betas": list(self.train.betas)},
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "config") -> "ExperimentConfig":
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a mapping with model_class, model, task and train sections")
+        unknown = sorted(set(data) - {"model_class", "model", "task", "train"})
+        if unknown:
+            raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}; expected model_class, model, task, train")
+        model_class = data.get("model_class", "UniversalTransformer")
+        if model_class not in MODEL_CLASSES:
+            raise ConfigError(f"{source}: model_class must be one of {', '.join(MODEL_CLASSES)}, got {model_class!r}")
+        model_data = data.get("model") or {}
+        if model_class == "LSTMSeq2Seq":
+            model_data = {"model_type": "lstm", **model_data}
+        model = config_from_dict(model_data, source=f"{source}: model")
+        task = data.get("task")
+        if not isinstance(task, dict) or "name" not in task:
+            raise ConfigError(f"{source}: the task section needs a name (e.g. task: {{name: algorithmic, ...}})")
+        train_data = data.get("train") or {}
+        if not isinstance(train_data, dict):
+            raise ConfigError(f"{source}: the train section must be a mapping")
+        known = {f.name for f in fields(TrainConfig)}
+        bad = sorted(set(train_data) - known)
+        if bad:
+            raise ConfigError(f"{source}: unknown train key(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
+        try:
+            train = TrainConfig(**train_data)
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
+        except TypeError as err:
+            raise ConfigError(f"{source}: train: {err}") from None
+        return cls(model_class, model, dict(task), train)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str], *, source: str = "--set") -> dict[str, Any]:
+    """Apply ``section.key=value`` overrides to a raw config dict (values parsed as YAML)."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"{source} {item!r}: expected key=value, e.g. train.lr=0.001")
+        key, raw = item.split("=", 1)
+        parts = key.strip().split(".")
+        if len(parts) == 1 and parts[0] == "model_class":
+            data["model_class"] = raw
+            continue
+        if len(parts) != 2 or parts[0] not in ("model", "task", "train"):
+            raise ConfigError(f"{source} {item!r}: key must be model.NAME, task.NAME or train.NAME")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{source} {item!r}: cannot parse value: {err}") from None
+        section = data.setdefault(parts[0], {})
+        if section is None:
+            section = data[parts[0]] = {}
+        section[parts[1]] = value
+    return data
+
+
+def load_experiment(path: str | Path, overrides: list[str] | None = None) -> ExperimentConfig:
+    """Read an experiment YAML, apply ``--set`` overrides, validate."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: cannot parse YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with model_class, model, task and train sections")
+    data = apply_overrides(data, overrides or [])
+    return ExperimentConfig.from_dict(data, source=str(path))

@@ -1,0 +1,372 @@
+"""The trainer behind ``ut train``: one loop for every task and model, resumable, data parallel.
+
+Run directory::
+
+    RUN_DIR/config.yaml        the fully resolved experiment config
+    RUN_DIR/checkpoints/       step-XXXXXXXX.pt, the last ``keep_last`` (atomic writes)
+    RUN_DIR/best/              the best model on validation (save_pretrained format)
+    RUN_DIR/metrics.jsonl      one line per evaluation
+    RUN_DIR/metrics.json       at the end: the best model's validation and test metrics
+
+Exactness. A training batch is a pure function of ``(seed, step)`` (see
+:class:`~universal_transformer.tasks.base.Task`), and checkpoints hold model, optimizer,
+scheduler and every RNG state, so a run killed at any moment and resumed ends with the
+same weights as an uninterrupted one. Each step's global batch is split by rows across
+``world_size`` processes and ``grad_accum`` micro-steps, and each part's loss is
+normalised by the global batch's counts, so data-parallel training computes the same
+gradient as one process with the combined batch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from ..config import ConfigError
+from ..models import MODEL_CLASSES_BY_NAME, PretrainedModel
+from ..tasks import Batch, Task, build_task
+from .checkpoint import CheckpointManager, rng_state, set_rng_state
+from .config import ExperimentConfig
+from .distributed import DistributedContext, all_reduce_flag, init_distributed
+from .schedules import lr_multiplier
+
+# Changing these between a run and its resumption is allowed: they do not alter the
+# trajectory up to the point where the run stopped.
+RESUMABLE_CHANGES = {"steps", "time_limit", "threads", "log_every", "early_stopping"}
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; the message names the step and the last good checkpoint."""
+
+
+def build_model(experiment: ExperimentConfig, task: Task) -> PretrainedModel:
+    """The experiment's model, with the vocabulary and special ids the task dictates."""
+    if task.model_classes and experiment.model_class not in task.model_classes:
+        raise ConfigError(
+            f"task {task.name!r} trains {', '.join(task.model_classes)}, not {experiment.model_class}"
+        )
+    overrides = {k: v for k, v in task.model_overrides().items() if hasattr(experiment.model, k)}
+    config = experiment.model.replace(**overrides)
+    experiment.model = config
+    return MODEL_CLASSES_BY_NAME[experiment.model_class](config)
+
+
+def batch_loss(model: nn.Module, part: Batch, totals: tuple[int, dict[str, int]], label_smoothing: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Loss of one part of a global batch, normalised by the global batch's counts.
+
+    Returns ``(loss, cross_entropy, ponder)``: the token cross-entropy summed over the
+    part / global targets, and the ponder cost (SPEC: mean ponder time over real
+    positions of each stack) summed over the part / global positions of that stack.
+    """
+    n_targets, positions = totals
+    out = model(**part.model_inputs())
+    logits = out.logits.float()
+    ce = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), part.labels.reshape(-1),
+        ignore_index=part.ignore_index, reduction="sum", label_smoothing=label_smoothing,
+    ) / max(n_targets, 1)
+    ponder = logits.new_zeros(())
+    config = getattr(model, "config", None) or model.module.config
+    for name, stats in out.halting.items():
+        real = stats.ponder_time if stats.padding is None else stats.ponder_time.masked_fill(stats.padding, 0.0)
+        ponder = ponder + real.float().sum() / max(positions[name], 1)
+    loss = ce + (config.ponder_weight * ponder if getattr(config, "act", False) else 0.0)
+    return loss, ce.detach(), ponder.detach()
+
+
+class Trainer:
+    """Train the model of ``experiment`` on its task, writing into ``run_dir``."""
+
+    def __init__(
+        self,
+        experiment: ExperimentConfig,
+        run_dir: str | Path,
+        *,
+        device: str | None = None,
+        progress: bool = True,
+        ctx: DistributedContext | None = None,
+    ) -> None:
+        self.experiment = experiment
+        self.cfg = experiment.train
+        self.run_dir = Path(run_dir)
+        self.ctx = ctx or init_distributed(device)
+        self.progress = progress
+        if self.cfg.threads:
+            torch.set_num_threads(self.cfg.threads)
+        torch.manual_seed(self.cfg.seed)
+        self.task = build_task(experiment.task, seed=self.cfg.seed)
+        self.model = build_model(experiment, self.task).to(self.ctx.device)
+        self.wrapped: nn.Module = (
+            DistributedDataParallel(self.model) if self.ctx.enabled else self.model
+        )
+        opt = torch.optim.AdamW if self.cfg.optimizer == "adamw" else torch.optim.Adam
+        self.optimizer = opt(
+            self.model.parameters(), lr=self.cfg.lr, betas=self.cfg.betas, eps=self.cfg.eps,
+            weight_decay=self.cfg.weight_decay,
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lr_multiplier(self.cfg.schedule, warmup_steps=self.cfg.warmup_steps, total_steps=self.cfg.steps)
+        )
+        self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", self.cfg.keep_last)
+        self.step = 0
+        self.elapsed = 0.0
+        self.best: dict[str, Any] = {"score": -math.inf, "step": None, "metrics": None}
+        self.evals_since_best = 0
+        self._writer = None
+
+    # -- set up / resume ---------------------------------------------------------------
+
+    def prepare_run_dir(self) -> bool:
+        """Write ``config.yaml`` or check it against an existing run; resume if possible.
+
+        Returns True when resuming from a checkpoint.
+        """
+        saved = self.run_dir / "config.yaml"
+        if saved.is_file():
+            old = ExperimentConfig.from_dict(_yaml_load(saved), source=str(saved))
+            diff = _config_diff(old.to_dict(), self.experiment.to_dict())
+            blocking = [d for d in diff if not (d[0] == "train" and d[1] in RESUMABLE_CHANGES)]
+            if blocking:
+                section, key, a, b = blocking[0]
+                raise ConfigError(
+                    f"{self.run_dir} holds a run with a different config ({section}.{key}: {a!r} there, {b!r} now); "
+                    "use another --out, or the same config to resume"
+                )
+        # Every process has checked the old config before the main one rewrites it.
+        self._barrier()
+        if self.ctx.is_main:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            tmp = saved.with_name("config.yaml.tmp")
+            self.experiment.save(tmp)
+            tmp.replace(saved)
+        self._barrier()
+        latest = self.checkpoints.latest()
+        if latest is None:
+            return False
+        self.load_checkpoint(latest)
+        return True
+
+    def _barrier(self) -> None:
+        if self.ctx.enabled:
+            torch.distributed.barrier()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "rng": rng_state(),
+            "step": self.step,
+            "elapsed": self.elapsed,
+            "best": self.best,
+            "evals_since_best": self.evals_since_best,
+        }
+
+    def load_checkpoint(self, path: Path) -> None:
+        state = self.checkpoints.load(path)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        set_rng_state(state["rng"])
+        self.step = state["step"]
+        self.elapsed = state["elapsed"]
+        self.best = state["best"]
+        self.evals_since_best = state["evals_since_best"]
+
+    def save_checkpoint(self) -> Path | None:
+        if not self.ctx.is_main:
+            return None
+        return self.checkpoints.save(self.state_dict(), self.step)
+
+    # -- the loop ----------------------------------------------------------------------
+
+    def train_step(self) -> dict[str, float]:
+        """One optimiser step on the global batch of ``self.step``."""
+        cfg, ctx = self.cfg, self.ctx
+        batch = self.task.train_batch(self.step, batch_tokens=cfg.batch_tokens, max_batch_size=cfg.max_batch_size)
+        parts = ctx.world_size * cfg.grad_accum
+        if batch.size < parts:
+            raise ConfigError(
+                f"step {self.step}: a batch of {batch.size} examples cannot be split into {parts} parts "
+                f"({ctx.world_size} processes x grad_accum {cfg.grad_accum}); raise train.batch_tokens"
+            )
+        totals = (batch.num_targets, batch.positions())
+        bounds = torch.linspace(0, batch.size, parts + 1).round().long().tolist()
+        self.wrapped.train()
+        autocast = torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16")
+        ce_sum = torch.zeros(2)
+        for micro in range(cfg.grad_accum):
+            j = micro * ctx.world_size + ctx.rank
+            part = batch.select(slice(bounds[j], bounds[j + 1])).to(ctx.device)
+            sync = nullcontext() if (micro == cfg.grad_accum - 1 or not ctx.enabled) else self.wrapped.no_sync()
+            with sync:
+                with autocast:
+                    loss, ce, ponder = batch_loss(self.wrapped, part, totals, cfg.label_smoothing)
+                # DDP averages gradients over processes; scale back to a sum over the global batch.
+                (loss * ctx.world_size).backward()
+            ce_sum += torch.stack((ce.cpu(), ponder.cpu()))
+        if ctx.enabled:
+            torch.distributed.all_reduce(ce_sum)
+        loss_value = float(ce_sum[0])
+        if all_reduce_flag(not math.isfinite(loss_value), ctx):
+            latest = self.checkpoints.latest()
+            raise TrainingDiverged(
+                f"step {self.step}: the loss is {loss_value}; training stopped before the update. "
+                f"Last good checkpoint: {latest or 'none yet'} (resume with e.g. --set train.lr=<lower>)"
+            )
+        if cfg.clip_norm:
+            nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scheduler.step()
+        self.step += 1
+        return {"loss": loss_value, "ponder": float(ce_sum[1]), "targets": float(batch.num_targets)}
+
+    def evaluate(self, split: str) -> dict[str, Any]:
+        was_training = self.model.training
+        metrics = self.task.evaluate(self.model, split)
+        self.model.train(was_training)
+        return metrics
+
+    def fit(self) -> dict[str, Any]:
+        """Train until ``train.steps`` (or early stopping, or ``train.time_limit``); returns a summary."""
+        cfg = self.cfg
+        resumed = self.prepare_run_dir()
+        if self.ctx.is_main:
+            note = f"resuming at step {self.step}" if resumed else "starting"
+            print(f"{note}: {self.experiment.model_class} with {self.model.num_parameters():,} parameters on {self.task.name}", flush=True)
+        bar = _progress(self.step, cfg.steps, enabled=self.progress and self.ctx.is_main)
+        window: list[dict[str, float]] = []
+        started = time.perf_counter()
+        base_elapsed = self.elapsed
+        stopped_for_time = early_stopped = False
+        while self.step < cfg.steps:
+            t0 = time.perf_counter()
+            stats = self.train_step()
+            stats["seconds"] = time.perf_counter() - t0
+            window.append(stats)
+            self.elapsed = base_elapsed + time.perf_counter() - started
+            if bar is not None:
+                bar.update(1)
+                if self.step % 10 == 0 or self.step == cfg.steps:
+                    recent = window[-10:]
+                    bar.set_postfix(
+                        loss=f"{sum(s['loss'] for s in recent) / len(recent):.4f}",
+                        tok_s=f"{sum(s['targets'] for s in recent) / max(sum(s['seconds'] for s in recent), 1e-9):.0f}",
+                    )
+            if self.step % cfg.eval_every == 0 or self.step == cfg.steps:
+                early_stopped = self._evaluate_and_log(window)
+                window = []
+                self.save_checkpoint()
+                if early_stopped:
+                    break
+            over_time = cfg.time_limit is not None and self.elapsed - base_elapsed > cfg.time_limit
+            if cfg.time_limit is not None and all_reduce_flag(over_time, self.ctx):  # all processes stop together
+                self.save_checkpoint()
+                stopped_for_time = True
+                break
+        if bar is not None:
+            bar.close()
+        if stopped_for_time:
+            if self.ctx.is_main:
+                print(f"time limit reached at step {self.step}; run the same command again to resume", flush=True)
+            return {"status": "time_limit", "step": self.step}
+        return self._finish(early_stopped)
+
+    def _evaluate_and_log(self, window: list[dict[str, float]]) -> bool:
+        """Validate, log, keep the best model; True when early stopping triggers."""
+        if not self.ctx.is_main:
+            return all_reduce_flag(False, self.ctx)
+        metrics = self.evaluate("validation")
+        record = {
+            "step": self.step,
+            "split": "validation",
+            "train_loss": sum(s["loss"] for s in window) / max(len(window), 1),
+            "train_ponder": sum(s["ponder"] for s in window) / max(len(window), 1),
+            "lr": self.scheduler.get_last_lr()[0],
+            "target_tokens_per_second": sum(s["targets"] for s in window) / max(sum(s["seconds"] for s in window), 1e-9),
+            "elapsed": round(self.elapsed, 1),
+            **metrics,
+        }
+        with open(self.run_dir / "metrics.jsonl", "a") as f:
+            f.write(json.dumps(record) + "\n")
+        self._tensorboard(record)
+        summary = ", ".join(f"{k}={v:.4f}" for k, v in metrics.items() if isinstance(v, float))
+        print(f"step {self.step}: train_loss={record['train_loss']:.4f} {summary}", flush=True)
+        if metrics["score"] > self.best["score"]:
+            self.best = {"score": metrics["score"], "step": self.step, "metrics": metrics}
+            self.evals_since_best = 0
+            self.model.save_pretrained(self.run_dir / "best")
+        else:
+            self.evals_since_best += 1
+        stop = self.cfg.early_stopping is not None and self.evals_since_best >= self.cfg.early_stopping
+        return all_reduce_flag(stop, self.ctx)
+
+    def _finish(self, early_stopped: bool) -> dict[str, Any]:
+        summary: dict[str, Any] = {"status": "early_stopped" if early_stopped else "done", "step": self.step}
+        if not self.ctx.is_main:
+            return summary
+        best_dir = self.run_dir / "best"
+        model = PretrainedModel.from_pretrained(best_dir).to(self.ctx.device) if best_dir.is_dir() else self.model
+        test = self.task.evaluate(model, "test")
+        summary.update(
+            best_step=self.best["step"],
+            validation=self.best["metrics"],
+            test=test,
+            wall_time_seconds=round(self.elapsed, 1),
+            world_size=self.ctx.world_size,
+        )
+        tmp = self.run_dir / "metrics.json.tmp"
+        tmp.write_text(json.dumps(summary, indent=2) + "\n")
+        tmp.replace(self.run_dir / "metrics.json")
+        return summary
+
+    def _tensorboard(self, record: dict[str, Any]) -> None:
+        if self._writer is None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:  # TensorBoard is optional
+                self._writer = False
+                return
+            self._writer = SummaryWriter(str(self.run_dir / "tensorboard"))
+        if self._writer:
+            for key, value in record.items():
+                if isinstance(value, (int, float)) and key != "step":
+                    self._writer.add_scalar(key, value, record["step"])
+
+
+def _progress(start: int, total: int, *, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
+
+
+def _yaml_load(path: Path) -> Any:
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def _config_diff(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
+    out = []
+    for section in ("model_class", "model", "task", "train"):
+        x, y = a.get(section), b.get(section)
+        if not isinstance(x, dict) or not isinstance(y, dict):
+            if x != y:
+                out.append((section, "", x, y))
+            continue
+        for key in sorted(set(x) | set(y)):
+            if x.get(key) != y.get(key):
+                out.append((section, key, x.get(key), y.get(key)))
+    return out

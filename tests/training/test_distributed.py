@@ -1,0 +1,42 @@
+"""torchrun with two CPU processes (gloo) equals one process with the combined batch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from .conftest import run_ut
+
+
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
+def test_two_processes_equal_one_with_the_combined_batch(tmp_path, tiny_config):
+    # Dropout and random position offsets draw from each process's own RNG; switch them
+    # off so that the two runs must agree to rounding. Adam's eps is raised: with eps=1e-9 a
+    # gradient that is zero up to rounding gets a full-size update of either sign, which
+    # would turn summation-order noise into visible weight differences.
+    common = ["--no-progress", "--set", "model.dropout=0.0", "--set", "model.embedding_dropout=0.0",
+              "--set", "model.max_position_offset=0", "--set", "train.steps=8",
+              "--set", "train.eps=0.001"]
+    single = run_ut("train", str(tiny_config), "--out", str(tmp_path / "one"), *common)
+    assert single.returncode == 0, single.stderr
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    ddp = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+         "-m", "universal_transformer", "train", str(tiny_config), "--out", str(tmp_path / "two"), *common],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    a = torch.load(tmp_path / "one" / "checkpoints" / "step-00000008.pt", weights_only=False)
+    b = torch.load(tmp_path / "two" / "checkpoints" / "step-00000008.pt", weights_only=False)
+    moved = False
+    first = torch.load(tmp_path / "one" / "checkpoints" / "step-00000004.pt", weights_only=False)
+    for key in a["model"]:
+        torch.testing.assert_close(a["model"][key], b["model"][key], atol=2e-5, rtol=1e-4, msg=lambda m: f"{key}: {m}")
+        moved |= not torch.allclose(first["model"][key], a["model"][key])
+    assert moved  # training changed the weights, so equality is not trivial
+    assert "world_size" in (tmp_path / "two" / "metrics.json").read_text()

@@ -1,0 +1,57 @@
+"""A run killed at any moment (kill -9) and resumed ends with the same weights as an uninterrupted one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import torch
+
+from .conftest import run_ut, ut_command
+
+
+def _final_weights(run_dir) -> dict[str, torch.Tensor]:
+    ckpts = sorted((run_dir / "checkpoints").glob("step-*.pt"))
+    return torch.load(ckpts[-1], weights_only=False)["model"]
+
+
+def test_kill_9_then_resume_gives_identical_weights(tmp_path, tiny_config):
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    done = run_ut("train", str(tiny_config), "--out", str(straight), "--no-progress")
+    assert done.returncode == 0, done.stderr
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        ut_command("train", str(tiny_config), "--out", str(killed), "--no-progress"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+    )
+    deadline = time.time() + 120
+    while not (killed / "checkpoints" / "step-00000008.pt").exists():  # wait for a checkpoint mid-run
+        assert time.time() < deadline and proc.poll() is None, "the run never wrote its step-8 checkpoint"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "metrics.json").exists()  # it really was cut off
+
+    resumed = run_ut("train", str(tiny_config), "--out", str(killed), "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming at step" in resumed.stdout
+    a, b = _final_weights(straight), _final_weights(killed)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    # the evaluation log has one line per evaluation even across the kill (a few may repeat)
+    steps = [int(line.split('"step": ')[1].split(",")[0]) for line in (killed / "metrics.jsonl").read_text().splitlines()]
+    assert steps[-1] == 24 and set(steps) == set(range(4, 25, 4))
+
+
+def test_changed_config_is_refused_and_more_steps_resume(tmp_path, tiny_config):
+    run = tmp_path / "run"
+    assert run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=8").returncode == 0
+    changed = run_ut("train", str(tiny_config), "--out", str(run), "--set", "model.d_model=32")
+    assert changed.returncode == 2
+    assert "holds a run with a different config (model.d_model: 16 there, 32 now)" in changed.stderr
+    more = run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=12")
+    assert more.returncode == 0 and "resuming at step 8" in more.stdout, more.stderr

@@ -1,0 +1,106 @@
+"""Trainer behaviour: divergence stops cleanly, time limits resume, bad configs give one clear line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import yaml
+
+from universal_transformer.config import ConfigError
+from universal_transformer.training.config import ExperimentConfig, load_experiment
+from universal_transformer.training.schedules import lr_multiplier
+from universal_transformer.training.trainer import Trainer, TrainingDiverged
+
+from .conftest import TINY, run_ut
+
+
+def _experiment(**train) -> ExperimentConfig:
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["train"].update(train)
+    return ExperimentConfig.from_dict(data)
+
+
+def test_nan_loss_stops_with_a_clear_message_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    trainer = Trainer(_experiment(steps=12), tmp_path, progress=False)
+    real_step = trainer.train_step
+
+    def poisoned() -> dict:
+        if trainer.step == 9:  # make the loss NaN at step 9 by poisoning a weight
+            with torch.no_grad():
+                next(trainer.model.parameters()).fill_(float("nan"))
+        return real_step()
+
+    monkeypatch.setattr(trainer, "train_step", poisoned)
+    with pytest.raises(TrainingDiverged, match=r"step 9: the loss is nan.*Last good checkpoint: .*step-00000008.pt"):
+        trainer.fit()
+    good = torch.load(tmp_path / "checkpoints" / "step-00000008.pt", weights_only=False)
+    assert all(torch.isfinite(t).all() for t in good["model"].values())
+
+
+def test_time_limit_stops_and_the_same_command_resumes(tmp_path):
+    first = Trainer(_experiment(steps=10, time_limit=0.0), tmp_path, progress=False).fit()
+    assert first == {"status": "time_limit", "step": 1}
+    second = Trainer(_experiment(steps=10), tmp_path, progress=False).fit()
+    assert second["status"] == "done" and second["step"] == 10
+    summary = json.loads((tmp_path / "metrics.json").read_text())
+    assert set(summary["test"]) >= {"len6/sequence_accuracy", "len12/char_accuracy", "score"}
+
+
+def test_schedules():
+    inv = lr_multiplier("inverse_sqrt", warmup_steps=100, total_steps=1000)
+    assert inv(0) == pytest.approx(0.01) and inv(99) == pytest.approx(1.0) and inv(399) == pytest.approx(0.5)
+    cos = lr_multiplier("cosine", warmup_steps=0, total_steps=100)
+    assert cos(0) == pytest.approx(1.0) and cos(50) == pytest.approx(0.5) and cos(100) == pytest.approx(0.0)
+    assert lr_multiplier("constant", warmup_steps=10, total_steps=5)(50) == 1.0
+    with pytest.raises(ValueError, match="unknown schedule 'linear'"):
+        lr_multiplier("linear", warmup_steps=0, total_steps=1)
+
+
+def test_overrides_and_config_errors(tmp_path, tiny_config):
+    exp = load_experiment(tiny_config, ["train.lr=0.5", "model.num_steps=3", "task.test_lengths=[7, 9]"])
+    assert exp.train.lr == 0.5 and exp.model.num_steps == 3 and exp.task["test_lengths"] == [7, 9]
+    with pytest.raises(ConfigError, match="unknown train key\\(s\\) learning_rate"):
+        load_experiment(tiny_config, ["train.learning_rate=1"])
+    with pytest.raises(ConfigError, match="key must be model.NAME, task.NAME or train.NAME"):
+        load_experiment(tiny_config, ["lr=1"])
+    with pytest.raises(ConfigError, match="expected key=value"):
+        load_experiment(tiny_config, ["train.lr"])
+    with pytest.raises(ConfigError, match=r"model: d_model \(15\) must be divisible by num_heads \(2\)"):
+        load_experiment(tiny_config, ["model.d_model=15"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "missing.yaml", "--out", "x"], "missing.yaml: config file not found"),
+        (["eval", "nowhere"], "nowhere/config.yaml: not found"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.optimizer=sgd"], "train.optimizer must be 'adam' or 'adamw'"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.task=sort"], "task.task must be one of copy, reverse, addition"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.colour=red"], "unknown option(s) colour"),
+    ],
+)
+def test_cli_errors_are_one_line_without_traceback(tmp_path, tiny_config, args, message):
+    args = [a.format(cfg=tiny_config, tmp=tmp_path) for a in args]
+    result = run_ut(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
+    run = tmp_path / "run"
+    trained = run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=8")
+    assert trained.returncode == 0, trained.stderr
+    for name in ("config.yaml", "metrics.jsonl", "metrics.json", "best/config.json", "best/model.safetensors"):
+        assert (run / name).is_file(), name
+    evaluated = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]")
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "len5/sequence_accuracy" in evaluated.stdout
+    assert "len5/char_accuracy" in json.loads((run / "eval-test.json").read_text())
+    generated = run_ut("generate", str(run), "--input", "1234")
+    assert generated.returncode == 0, generated.stderr
+    assert set(generated.stdout.strip()) <= set("0123456789+")
+    bad = run_ut("generate", str(run), "--input", "12a4")
+    assert bad.returncode == 2 and "character 'a' at position 2" in bad.stderr
