@@ -146,14 +146,17 @@ def main() -> None:
         rows = [[n, *timing.timing_row(t)] for n, t in res.items()]
         print(timing.markdown_table(["contender", *timing.TIMING_HEADERS], rows))
         for kind in masks:
-            r = timing.ratio(res[f"packed {kind}"].median, res[f"dense {kind}"].median)
+            r = timing.ratios(res[f"packed {kind}"], res[f"dense {kind}"])
             summary.append([title, kind, f"{res[f'packed {kind}'].median:.4f}", f"{res[f'dense {kind}'].median:.4f}",
-                            f"{r:.3f}", timing.verdict(r <= GOAL)])
+                            timing.fmt_ratios(r), timing.verdict(r["median"] <= GOAL)])
         payload["medians"][mode] = {k: v.median for k, v in res.items()}
+        payload.setdefault("times", {})[mode] = {k: v.times for k, v in res.items()}
+        payload.setdefault("others", {})[mode] = {k: v.others for k, v in res.items()}
 
     print()
     print(timing.markdown_table(["mode", "halting half", "packed median s", "dense median s", "packed/dense",
                                  f"goal <= {GOAL}"], summary))
+    print(timing.RATIO_NOTE)
     print(f"theoretical packed/dense FLOP ratio: {th['packed'] / th['dense']:.3f} as implemented, "
           f"{th['ideal'] / th['dense']:.3f} ideal")
     timing.write_json(args.json, payload)

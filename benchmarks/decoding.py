@@ -74,15 +74,18 @@ def main() -> None:
         res = timing.compare(contenders, reps=args.reps, warmup=0)
         rows = [[n, *timing.timing_row(t), f"{1000 * t.median / N:.2f}"] for n, t in res.items()]
         print(timing.markdown_table(["contender", *timing.TIMING_HEADERS, "ms/token"], rows))
-        r = timing.ratio(res["uncached"].median, res["cached"].median)
-        print(f"speed-up uncached/cached: {r:.1f}x")
-        summary.append([title, B, N, f"{res['cached'].median:.3f}", f"{res['uncached'].median:.3f}", f"{r:.1f}x",
-                        "yes" if same else f"no ({100 * agree:.0f}%)", timing.verdict(r >= GOAL)])
+        r = timing.ratios(res["uncached"], res["cached"])
+        print(f"speed-up uncached/cached: {timing.fmt_ratios(r)}")
+        summary.append([title, B, N, f"{res['cached'].median:.3f}", f"{res['uncached'].median:.3f}", timing.fmt_ratios(r),
+                        "yes" if same else f"no ({100 * agree:.0f}%)", timing.verdict(r["median"] >= GOAL)])
         payload["medians"][kind] = {k: v.median for k, v in res.items()}
+        payload.setdefault("times", {})[kind] = {k: v.times for k, v in res.items()}
+        payload.setdefault("others", {})[kind] = {k: v.others for k, v in res.items()}
 
     print()
     print(timing.markdown_table(["model", "B", "tokens", "cached median s", "uncached median s", "uncached/cached",
                                  "same tokens", f"goal >= {GOAL:.0f}x"], summary))
+    print(timing.RATIO_NOTE)
     timing.write_json(args.json, payload)
 
 

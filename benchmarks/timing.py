@@ -24,13 +24,20 @@ from typing import Any, Callable, Sequence
 
 # -- timing --------------------------------------------------------------------------
 
+QUIET = 0.25  # a timed call is "quiet" when other processes used < this many cores meanwhile
+
 
 @dataclass
 class Timing:
-    """Wall-clock seconds of one contender over the repetitions."""
+    """Wall-clock seconds of one contender over the repetitions.
+
+    ``others[i]`` is how many cores OTHER processes used (on average) during call ``i``
+    (from /proc/stat; coarse, 10 ms ticks), so contended calls can be told apart.
+    """
 
     name: str
     times: list[float] = field(default_factory=list)
+    others: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -51,6 +58,15 @@ class Timing:
             return (self.max - self.min) / self.median if self.median else 0.0
         q = statistics.quantiles(self.times, n=4)
         return (q[2] - q[0]) / self.median if self.median else 0.0
+
+    def quiet_times(self) -> list[float]:
+        return [t for t, o in zip(self.times, self.others) if o < QUIET]
+
+    @property
+    def quiet_median(self) -> float:
+        """Median over the calls during which other processes used < QUIET cores (nan if < 3)."""
+        q = self.quiet_times()
+        return statistics.median(q) if len(q) >= 3 else float("nan")
 
 
 def time_once(fn: Callable[[], Any]) -> float:
@@ -73,7 +89,7 @@ def compare(
     reverse order when it is odd. Returns ``{name: Timing}`` in the given order.
     """
     names = list(contenders)
-    load = MachineLoad()
+    total = MachineLoad()
     for i in range(warmup):
         for name in names if i % 2 == 0 else names[::-1]:
             contenders[name]()
@@ -81,17 +97,25 @@ def compare(
     for i in range(reps):
         order = names if i % 2 == 0 else names[::-1]
         for name in order:
+            load = MachineLoad()
             results[name].times.append(time_once(contenders[name]))
+            results[name].others.append(load.others())
         if verbose:
             line = "  ".join(f"{n}={results[n].times[-1]:.4f}s" for n in names)
-            print(f"  rep {i + 1}/{reps}: {line}", flush=True)
+            busy = max(results[n].others[-1] for n in names)
+            print(f"  rep {i + 1}/{reps}: {line}  [others <= {busy:.1f} cores]", flush=True)
+    global last_load
+    last_load = total.report()
     if verbose:
-        print(f"  {load.report()}", flush=True)
+        print(f"  {last_load}", flush=True)
     return results
 
 
+last_load = ""  # the machine-load line of the latest compare()
+
+
 class MachineLoad:
-    """How much CPU OTHER processes used while we were timing (from /proc/stat and os.times)."""
+    """How much CPU OTHER processes used since construction (from /proc/stat and os.times)."""
 
     def __init__(self) -> None:
         self.start = self._sample()
@@ -108,20 +132,49 @@ class MachineLoad:
         own = os.times()
         return time.perf_counter(), busy, own.user + own.system
 
-    def report(self) -> str:
+    def _deltas(self) -> tuple[float, float, float] | None:
         end = self._sample()
         if self.start is None or end is None:
+            return None
+        return end[0] - self.start[0], end[1] - self.start[1], end[2] - self.start[2]
+
+    def others(self) -> float:
+        """Cores used by other processes on average since construction (nan if unknown)."""
+        d = self._deltas()
+        if d is None or d[0] <= 0:
+            return float("nan")
+        wall, busy, own = d
+        return max(0.0, busy - own) / wall
+
+    def report(self) -> str:
+        d = self._deltas()
+        if d is None:
             return "machine load: unknown"
-        wall = end[0] - self.start[0]
-        busy, own = end[1] - self.start[1], end[2] - self.start[2]
-        others = max(0.0, busy - own)
+        wall, busy, own = d
         cores = os.cpu_count() or 1
+        quiet = "quiet" if max(0.0, busy - own) / wall < QUIET else "DISTURBED"
         return (f"machine load while timing: this process {own / wall:.2f} cores, other processes "
-                f"{others / wall:.2f} of {cores} cores over {wall:.0f} s")
+                f"{max(0.0, busy - own) / wall:.2f} of {cores} cores over {wall:.0f} s ({quiet})")
 
 
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
+
+
+def paired_ratio(a: Timing, b: Timing) -> float:
+    """Median over repetitions of ``a_i / b_i``: the two calls of a repetition ran close in time."""
+    return statistics.median(x / y for x, y in zip(a.times, b.times))
+
+
+def ratios(a: Timing, b: Timing) -> dict[str, float]:
+    """``a / b`` three ways: ratio of medians (the headline), paired, and of the quiet medians."""
+    return {"median": ratio(a.median, b.median), "paired": paired_ratio(a, b),
+            "quiet": ratio(a.quiet_median, b.quiet_median)}
+
+
+def fmt_ratios(r: dict[str, float]) -> str:
+    quiet = "-" if r["quiet"] != r["quiet"] else f"{r['quiet']:.2f}x"
+    return f"{r['median']:.2f}x (paired {r['paired']:.2f}x, quiet {quiet})"
 
 
 # -- machine -------------------------------------------------------------------------
@@ -196,11 +249,17 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
 
 
 def timing_row(t: Timing) -> list[Any]:
-    """``median, min, max, spread`` cells (seconds) for a table."""
-    return [f"{t.median:.4f}", f"{t.min:.4f}", f"{t.max:.4f}", f"{100 * t.spread:.0f}%"]
+    """``median, quiet median (n), min, max, spread`` cells (seconds) for a table."""
+    quiet = t.quiet_times()
+    qm = "-" if t.quiet_median != t.quiet_median else f"{t.quiet_median:.4f}"
+    return [f"{t.median:.4f}", f"{qm} ({len(quiet)}/{len(t.times)})", f"{t.min:.4f}", f"{t.max:.4f}",
+            f"{100 * t.spread:.0f}%"]
 
 
-TIMING_HEADERS = ["median s", "min s", "max s", "IQR/median"]
+TIMING_HEADERS = ["median s", "quiet median s (n)", "min s", "max s", "IQR/median"]
+
+RATIO_NOTE = (f"ratios: of medians over all reps (headline); 'paired' = median of per-repetition ratios; "
+              f"'quiet' = of medians over calls during which other processes used < {QUIET} cores")
 
 
 def verdict(ok: bool) -> str:

@@ -143,28 +143,31 @@ def main() -> None:
     print(f"timing {len(contenders)} contenders, {args.warmup} warm-up + {args.reps} reps, interleaved ...", flush=True)
     res = timing.compare(contenders, reps=args.reps, warmup=args.warmup)
 
-    ref32 = res["reference fp32"].median
+    ref32 = res["reference fp32"]
     rows = []
     for name, bf16 in ours_names + ref_names:
         t = res[name]
-        same = res["reference bf16 autocast" if bf16 else "reference fp32"].median
-        rows.append([name, *timing.timing_row(t), f"{timing.ratio(ref32, t.median):.2f}x",
-                     f"{timing.ratio(same, t.median):.2f}x"])
+        same = res["reference bf16 autocast" if bf16 else "reference fp32"]
+        rows.append([name, *timing.timing_row(t), timing.fmt_ratios(timing.ratios(ref32, t)),
+                     timing.fmt_ratios(timing.ratios(same, t))])
     print()
     print(timing.markdown_table(["contender", *timing.TIMING_HEADERS, "ref fp32 / this", "ref same precision / this"], rows))
+    print(timing.RATIO_NOTE)
     if compile_times:
         print("\ntorch.compile first-call (compile) time: " + ", ".join(f"{k}: {v:.1f} s" for k, v in compile_times.items()))
     print()
-    best_name = min((n for n, _ in ours_names), key=lambda n: res[n].median)
+    ratios = {}
     for name, _ in ours_names:
-        r = timing.ratio(ref32, res[name].median)
-        print(f"ratio reference fp32 / {name}: {r:.2f}x  (goal >= {GOAL}x: {timing.verdict(r >= GOAL)})")
-    r32 = timing.ratio(ref32, res["ours fp32"].median)
-    print(f"fp32 vs fp32 (ours fp32 vs reference fp32): {r32:.2f}x  (goal >= {GOAL}x: {timing.verdict(r32 >= GOAL)})")
-    print(f"fastest of ours: {best_name}, {timing.ratio(ref32, res[best_name].median):.2f}x the reference fp32")
+        r = timing.ratios(ref32, res[name])
+        ratios[name] = r
+        print(f"reference fp32 / {name}: {timing.fmt_ratios(r)}  (goal >= {GOAL}x: {timing.verdict(r['median'] >= GOAL)})")
+    best_name = min((n for n, _ in ours_names), key=lambda n: res[n].median)
+    print(f"fastest of ours: {best_name}, {ratios[best_name]['median']:.2f}x the reference fp32; "
+          f"fp32 vs fp32: {ratios['ours fp32']['median']:.2f}x")
     timing.write_json(args.json, {
         "machine": info, "args": vars(args), "compile_s": compile_times,
         "medians": {k: v.median for k, v in res.items()}, "times": {k: v.times for k, v in res.items()},
+        "others": {k: v.others for k, v in res.items()}, "ratios": ratios,
     })
 
 

@@ -92,6 +92,7 @@ class _StepContext:
     """Everything a step needs that does not change over steps."""
 
     positions: Tensor  # [B, L] position ids for the embedding
+    position_signal: Tensor | None  # [B, L, d] their signal, computed once per forward
     query_index: Tensor  # [L] sequence index of each new position
     key_index: Tensor  # [Lk] sequence index of each key (cache + new)
     key_padding: Tensor | None  # [B, Lk]
@@ -144,10 +145,15 @@ class RecurrentStack(nn.Module):
         """The block of step ``step`` (1-based): the shared one, or that layer's own."""
         return self.blocks[0] if len(self.blocks) == 1 else self.blocks[step - 1]
 
-    def signal(self, positions: Tensor, step: int) -> Tensor | None:
-        """``P^t`` for ``positions [B, L]`` (SPEC eq. 6-7); position only at step 1 unless every step."""
+    def signal(self, positions: Tensor, step: int, position_signal: Tensor | None = None) -> Tensor | None:
+        """``P^t`` for ``positions [B, L]`` (SPEC eq. 6-7); position only at step 1 unless every step.
+
+        ``position_signal`` is the position part if already computed (it does not change over steps).
+        """
         time = self.coordinates.timestep(step)
-        pos = self.coordinates.position(positions) if step == 1 or self.config.embed_every_step else None
+        pos = None
+        if step == 1 or self.config.embed_every_step:
+            pos = position_signal if position_signal is not None else self.coordinates.position(positions)
         if pos is None:
             return time
         return pos if time is None else pos + time
@@ -195,6 +201,7 @@ class RecurrentStack(nn.Module):
                     cache.memory_kv = memory_kv
         ctx = _StepContext(
             positions=positions,
+            position_signal=self.coordinates.position(positions),
             query_index=query_index,
             key_index=torch.arange(start + n, device=h.device),
             key_padding=key_padding,
@@ -223,7 +230,7 @@ class RecurrentStack(nn.Module):
         return h, HaltingStats(steps, torch.zeros_like(steps), ctx.padding)
 
     def _step_input(self, h: Tensor, ctx: _StepContext, step: int) -> Tensor:
-        p = self.signal(ctx.positions, step)
+        p = self.signal(ctx.positions, step, ctx.position_signal)
         return h if p is None else h + p.to(h.dtype)
 
     def _step(
