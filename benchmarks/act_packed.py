@@ -70,7 +70,7 @@ def theoretical(d, d_ff, L, steps, frac_halted) -> dict[str, float]:
 
 
 def main() -> None:
-    p = timing.parser(__doc__.split("\n")[0], reps=5, warmup=1)
+    p = timing.parser(__doc__.split("\n")[0], reps=7, warmup=1)
     p.add_argument("--d-model", type=int, default=512)
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--d-ff", type=int, default=2048)

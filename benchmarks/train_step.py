@@ -71,7 +71,7 @@ def make_step(model, forward, x, bf16, lr):
 
 
 def main() -> None:
-    p = timing.parser(__doc__.split("\n")[0], reps=7, warmup=2)
+    p = timing.parser(__doc__.split("\n")[0], reps=9, warmup=2)
     p.add_argument("--d-model", type=int, default=512)
     p.add_argument("--heads", type=int, default=8)
     p.add_argument("--d-ff", type=int, default=2048)

@@ -103,7 +103,9 @@ class UTConfig(_BaseConfig):
     * width: ``d_model``, ``num_heads``, ``d_ff``;
     * depth: ``num_steps`` recurrent steps (UT) or layers (``share_weights=False``);
     * coordinate embedding (SPEC eq. 6-7): position + timestep signals added every step;
-    * halting (SPEC section 2): ``act`` and the ``act_*`` fields.
+    * halting (SPEC section 2): ``act`` and the ``act_*`` fields;
+    * heads: ``num_classes`` and ``pooling`` (classifier), ``fact_words`` (words per fact of
+      the bAbI story model, for its learned per-word-position vectors).
     """
 
     model_type: ClassVar[str] = "universal_transformer"
@@ -148,12 +150,13 @@ class UTConfig(_BaseConfig):
 
     num_classes: int | None = None
     pooling: Literal["mean", "first", "last"] = "mean"
+    fact_words: int | None = None
 
     def __post_init__(self) -> None:
         self._check_choices()
         self._check_positive("vocab_size", "d_model", "num_heads", "d_ff", "num_steps", "max_position")
         self._check_positive("conv_kernel_size")
-        for name in ("target_vocab_size", "decoder_num_steps", "act_max_steps", "num_classes"):
+        for name in ("target_vocab_size", "decoder_num_steps", "act_max_steps", "num_classes", "fact_words"):
             if getattr(self, name) is not None:
                 self._check_positive(name)
         self._check_probability("dropout", "attention_dropout", "embedding_dropout")

@@ -121,3 +121,20 @@ def test_greedy_generate_matches_uncached_loop(name):
         for row, ref in zip(tokens, expected):  # identical up to and including the first eos
             stop = int((ref == eos).nonzero()[0]) + 1 if bool((ref == eos).any()) else len(ref)
             assert row[:stop].tolist() == ref[:stop].tolist()
+
+
+def test_training_offsets_shift_source_and_target_together(monkeypatch):
+    model = UniversalTransformer(small_config(max_position_offset=50)).train()
+    seen = {}
+    for name in ("encoder", "decoder"):
+        stack = getattr(model, name)
+        original = stack.forward
+
+        def spy(h, *, _name=name, _original=original, **kwargs):
+            seen[_name] = kwargs["positions"]
+            return _original(h, **kwargs)
+
+        monkeypatch.setattr(stack, "forward", spy)
+    model(_tokens(4, 6), _tokens(4, 6))
+    assert torch.equal(seen["encoder"], seen["decoder"])  # same shift per example
+    assert seen["encoder"][:, 0].unique().numel() > 1  # and shifts differ between examples

@@ -46,14 +46,23 @@ class _UTBase(PretrainedModel):
         self.config = config
         self.embedding_dropout = nn.Dropout(config.embedding_dropout)
 
-    def _positions(self, tokens: Tensor) -> Tensor | None:
-        """Random position offsets during training (SPEC, algorithmic tasks); else default."""
+    def _positions(self, tokens: Tensor, start: Tensor | None = None) -> Tensor | None:
+        """Random position offsets during training (SPEC, algorithmic tasks); else default.
+
+        ``start [B, 1]`` reuses offsets already drawn: an encoder-decoder shifts source and
+        target of an example by the same amount, so positions still align them.
+        """
+        if start is None:
+            start = self._draw_offsets(tokens)
+        if start is None:
+            return None
+        return start + torch.arange(tokens.shape[1], device=tokens.device)
+
+    def _draw_offsets(self, tokens: Tensor) -> Tensor | None:
         offset = self.config.max_position_offset
         if not (self.training and offset > 0):
             return None
-        b, n = tokens.shape[:2]
-        start = torch.randint(0, offset + 1, (b, 1), device=tokens.device)
-        return start + torch.arange(n, device=tokens.device)
+        return torch.randint(0, offset + 1, (tokens.shape[0], 1), device=tokens.device)
 
     def _padding(self, tokens: Tensor) -> Tensor | None:
         padding = tokens == self.config.pad_id
@@ -109,10 +118,10 @@ class UniversalTransformer(_UTBase):
     def target_embedding(self) -> TokenEmbedding:
         return self.tgt_embed if self.tgt_embed is not None else self.src_embed
 
-    def encode(self, src: Tensor, *, need_weights: bool = False) -> StackOutput:
+    def encode(self, src: Tensor, *, need_weights: bool = False, offsets: Tensor | None = None) -> StackOutput:
         padding = self._padding(src)
         h = self.embedding_dropout(self.src_embed(src))
-        return self.encoder(h, padding=padding, positions=self._positions(src), need_weights=need_weights)
+        return self.encoder(h, padding=padding, positions=self._positions(src, offsets), need_weights=need_weights)
 
     def decode(
         self,
@@ -122,13 +131,14 @@ class UniversalTransformer(_UTBase):
         *,
         cache: StackCache | None = None,
         need_weights: bool = False,
+        offsets: Tensor | None = None,
     ) -> tuple[Tensor, StackOutput]:
         padding = self._padding(tgt_in) if cache is None else None
         h = self.embedding_dropout(self.target_embedding(tgt_in))
         out = self.decoder(
             h,
             padding=padding,
-            positions=self._positions(tgt_in) if cache is None else None,
+            positions=self._positions(tgt_in, offsets) if cache is None else None,
             memory=memory,
             memory_padding=memory_padding,
             cache=cache,
@@ -148,8 +158,9 @@ class UniversalTransformer(_UTBase):
         label_smoothing: float = 0.0,
         need_weights: bool = False,
     ) -> ModelOutput:
-        enc = self.encode(src, need_weights=need_weights)
-        logits, dec = self.decode(tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights)
+        offsets = self._draw_offsets(src)  # one shift per example, for source and target alike
+        enc = self.encode(src, need_weights=need_weights, offsets=offsets)
+        logits, dec = self.decode(tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, offsets=offsets)
         return self._finish(logits, labels, {"encoder": enc, "decoder": dec}, label_smoothing)
 
     # -- incremental decoding (see universal_transformer.generation) --------------------

@@ -6,9 +6,10 @@ from typing import Any
 
 from ..config import ConfigError
 from .algorithmic import AlgorithmicTask
+from .babi import BabiTask
 from .base import Batch, Task
 
-TASKS: dict[str, type[Task]] = {AlgorithmicTask.name: AlgorithmicTask}
+TASKS: dict[str, type[Task]] = {AlgorithmicTask.name: AlgorithmicTask, BabiTask.name: BabiTask}
 
 
 def build_task(options: dict[str, Any], *, seed: int) -> Task:
@@ -18,4 +19,4 @@ def build_task(options: dict[str, Any], *, seed: int) -> Task:
     return TASKS[name](options, seed=seed)
 
 
-__all__ = ["AlgorithmicTask", "Batch", "TASKS", "Task", "build_task"]
+__all__ = ["AlgorithmicTask", "BabiTask", "Batch", "TASKS", "Task", "build_task"]

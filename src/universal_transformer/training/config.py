@@ -16,7 +16,7 @@ import yaml
 from ..config import ConfigError, ModelConfig, config_from_dict
 from .schedules import SCHEDULES
 
-MODEL_CLASSES = ("UniversalTransformer", "UTLanguageModel", "UTEncoderClassifier", "LSTMSeq2Seq")
+MODEL_CLASSES = ("UniversalTransformer", "UTLanguageModel", "UTEncoderClassifier", "UTStoryQA", "LSTMSeq2Seq")
 
 
 @dataclass

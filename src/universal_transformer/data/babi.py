@@ -1,0 +1,94 @@
+"""Reader for the bAbI QA text format (Weston et al. 2015), any task, any copy on disk.
+
+Format: numbered lines; the number restarts at 1 with each new story. A fact is
+``ID sentence.``; a question is ``ID question?<TAB>answer<TAB>supporting fact IDs``.
+Answers of tasks 8 and 19 are comma-separated lists; they are kept as one answer
+string (one class), as SPEC section 3 allows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_TASK_FILE = re.compile(r"^qa(\d+)_[a-z-]+_(train|test)\.txt$")
+
+
+class BabiFormatError(ValueError):
+    """A malformed bAbI file; the message names the file and line."""
+
+
+@dataclass
+class BabiExample:
+    """One question with the facts of its story that precede it (oldest first)."""
+
+    facts: list[list[str]]
+    question: list[str]
+    answer: str
+    supporting: list[int]  # indices into ``facts``
+    task: int
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Lower-cased words; sentence punctuation is dropped (``bathroom.`` -> ``bathroom``)."""
+    return [w for w in re.findall(r"[a-z0-9]+", sentence.lower())]
+
+
+def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
+    """Parse one bAbI file into examples; raises :class:`BabiFormatError` on malformed input."""
+    path = Path(path)
+    if not path.is_file():
+        raise BabiFormatError(f"{path}: file not found")
+    examples: list[BabiExample] = []
+    facts: list[list[str]] = []
+    fact_index: dict[int, int] = {}  # line id -> index in facts
+    previous_id = 0
+    with open(path, encoding="utf-8") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            line = raw.rstrip("\n").rstrip("\r")
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            number, _, text = line.partition(" ")
+            if not number.isdigit() or not text.strip():
+                raise BabiFormatError(f"{where}: expected 'ID text', got {line[:60]!r}")
+            line_id = int(number)
+            if line_id == 1:
+                facts, fact_index = [], {}
+            elif line_id != previous_id + 1:
+                raise BabiFormatError(f"{where}: line id {line_id} follows {previous_id} (ids count up from 1 in a story)")
+            previous_id = line_id
+            if "\t" not in text:
+                fact_index[line_id] = len(facts)
+                facts.append(tokenize(text))
+                continue
+            parts = text.split("\t")
+            if len(parts) != 3:
+                raise BabiFormatError(
+                    f"{where}: a question line needs 'question<TAB>answer<TAB>supporting ids', got {len(parts)} tab-separated fields"
+                )
+            question, answer, support = (p.strip() for p in parts)
+            if not answer:
+                raise BabiFormatError(f"{where}: empty answer")
+            supporting = []
+            for token in support.split():
+                if not token.isdigit() or int(token) not in fact_index:
+                    raise BabiFormatError(f"{where}: supporting fact id {token!r} is not a fact line of this story")
+                supporting.append(fact_index[int(token)])
+            examples.append(BabiExample([list(f) for f in facts], tokenize(question), answer.lower(), supporting, task))
+    if not examples:
+        raise BabiFormatError(f"{path}: no questions found")
+    return examples
+
+
+def task_file(directory: str | Path, task: int, split: str) -> Path:
+    """The file of ``task`` (1-20) and ``split`` (train/test) in a bAbI folder such as ``en`` or ``en-10k``."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise BabiFormatError(f"{directory}: no such bAbI folder")
+    for path in sorted(directory.iterdir()):
+        m = _TASK_FILE.match(path.name)
+        if m and int(m.group(1)) == task and m.group(2) == split:
+            return path
+    raise BabiFormatError(f"{directory}: no file for task {task} {split} (expected qa{task}_<name>_{split}.txt)")

@@ -1,0 +1,75 @@
+"""The bAbI question-answering model of the paper (SPEC section 3).
+
+Each fact and the question is embedded as ``sum_j E[w_j] * M_j``: word embeddings
+multiplied elementwise by a learned vector per word position ``j``. The sequence of
+fact embeddings (oldest first) followed by the question embedding is the UT encoder's
+input; the answer is classified from the encoder output at the question's position.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from ..config import ConfigError, UTConfig
+from ..modules.recurrence import RecurrentStack
+from .base import ModelOutput
+from .transformer import _UTBase
+
+
+class FactEncoder(nn.Module):
+    """``[.., W]`` word ids -> ``[.., d]``: ``sum_j E[w_j] * M_j`` over real words (id 0 = padding)."""
+
+    def __init__(self, vocab_size: int, d_model: int, words: int) -> None:
+        super().__init__()
+        self.words = words
+        self.embed = nn.Embedding(vocab_size, d_model, padding_idx=0)
+        nn.init.normal_(self.embed.weight, std=d_model**-0.5)
+        with torch.no_grad():
+            self.embed.weight[0].zero_()
+        self.position_mask = nn.Parameter(torch.ones(words, d_model))
+
+    def forward(self, words: Tensor) -> Tensor:
+        if words.shape[-1] > self.words:
+            raise ValueError(f"a sentence has {words.shape[-1]} words; the model takes at most fact_words={self.words}")
+        w = words.shape[-1]
+        return (self.embed(words) * self.position_mask[:w]).sum(-2)
+
+
+class UTStoryQA(_UTBase):
+    """bAbI model: fact encoder -> UT encoder (optionally with ACT) -> answer classifier."""
+
+    def __init__(self, config: UTConfig) -> None:
+        super().__init__(config)
+        if config.num_classes is None or config.fact_words is None:
+            raise ConfigError("UTStoryQA needs num_classes (answers) and fact_words (words per sentence) in the config")
+        self.facts = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
+        self.question = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
+        self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
+        self.head = nn.Linear(config.d_model, config.num_classes)
+
+    def forward(
+        self,
+        facts: Tensor,
+        question: Tensor,
+        labels: Tensor | None = None,
+        *,
+        label_smoothing: float = 0.0,
+        need_weights: bool = False,
+    ) -> ModelOutput:
+        """``facts [B, F, W]`` (empty fact slots all zeros, at the front), ``question [B, W]``, ``labels [B]``."""
+        h = torch.cat((self.facts(facts), self.question(question)[:, None]), dim=1)
+        padding = torch.cat((facts.eq(0).all(-1), facts.new_zeros(facts.shape[0], 1, dtype=torch.bool)), dim=1)
+        out = self.encoder(
+            self.embedding_dropout(h), padding=padding if bool(padding.any()) else None,
+            positions=self._positions(h[..., 0]), need_weights=need_weights,
+        )
+        logits = self.head(out.hidden[:, -1])
+        return self._finish(logits, labels, {"encoder": out}, label_smoothing)
+
+    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
+        return F.cross_entropy(logits.float(), labels, label_smoothing=label_smoothing)
+
+
+__all__ = ["FactEncoder", "UTStoryQA"]

@@ -1,0 +1,224 @@
+"""bAbI question answering (SPEC section 3): one task ("train single") or several ("train joint").
+
+Options: ``data_dir`` (the folder holding ``en`` and ``en-10k``; default
+``../shared/data/babi``), ``set`` (``en`` = 1k, ``en-10k`` = 10k), ``tasks`` (a number, a
+list, or ``all``), ``memory_size`` (most recent facts kept, 50), ``validation_fraction``
+(0.1, held out of each task's training file with ``split_seed``), ``eval_batch_size``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..config import ConfigError
+from ..data.babi import BabiExample, BabiFormatError, read_babi, task_file, tokenize
+from .base import Batch, Task
+
+NUM_TASKS = 20
+UNKNOWN = "<unk>"
+
+
+@dataclass
+class StoryBatch(Batch):
+    facts: Tensor  # [B, F, W], empty slots first
+    question: Tensor  # [B, W]
+    labels: Tensor  # [B]
+    ignore_index: int = -100
+
+    def model_inputs(self) -> dict[str, Tensor]:
+        return {"facts": self.facts, "question": self.question}
+
+    def positions(self) -> dict[str, int]:
+        return {"encoder": int(self.facts.ne(0).any(-1).sum()) + self.facts.shape[0]}
+
+    def select(self, rows: slice) -> "StoryBatch":
+        return StoryBatch(self.facts[rows], self.question[rows], self.labels[rows])
+
+    def to(self, device) -> "StoryBatch":
+        return StoryBatch(self.facts.to(device), self.question.to(device), self.labels.to(device))
+
+
+@dataclass
+class EncodedSplit:
+    facts: Tensor
+    question: Tensor
+    labels: Tensor
+    task: Tensor  # [N] task number
+    supporting: Tensor  # [N] number of supporting facts
+
+    def __len__(self) -> int:
+        return self.labels.shape[0]
+
+    def batch(self, index: Tensor) -> StoryBatch:
+        return StoryBatch(self.facts[index], self.question[index], self.labels[index])
+
+
+def parse_tasks(value: Any) -> list[int]:
+    if value == "all":
+        return list(range(1, NUM_TASKS + 1))
+    values = value if isinstance(value, list) else [value]
+    try:
+        tasks = sorted({int(v) for v in values})
+    except (TypeError, ValueError):
+        raise ConfigError(f"task.tasks must be a task number, a list of them, or 'all'; got {value!r}") from None
+    if not tasks or any(not 1 <= t <= NUM_TASKS for t in tasks):
+        raise ConfigError(f"task.tasks must name tasks 1..{NUM_TASKS}; got {value!r}")
+    return tasks
+
+
+class BabiTask(Task):
+    name = "babi"
+    model_classes = ("UTStoryQA",)
+    _OPTIONS = {"data_dir", "set", "tasks", "memory_size", "validation_fraction", "split_seed", "eval_batch_size"}
+
+    def __init__(self, options: dict[str, Any], *, seed: int) -> None:
+        super().__init__(options, seed=seed)
+        self.check_options(self._OPTIONS)
+        self.data_dir = Path(options.get("data_dir", "../shared/data/babi"))
+        self.set = options.get("set", "en")
+        if self.set not in ("en", "en-10k"):
+            raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
+        self.tasks = parse_tasks(options.get("tasks", 1))
+        self.memory_size = int(options.get("memory_size", 50))
+        self.validation_fraction = float(options.get("validation_fraction", 0.1))
+        self.split_seed = int(options.get("split_seed", 0))
+        self.eval_batch_size = int(options.get("eval_batch_size", 500))
+        self.notes: list[str] = []
+        try:
+            raw = self._load()
+        except BabiFormatError as err:
+            raise ConfigError(str(err)) from None
+        self.words = self._vocabulary(raw["train"] + raw["validation"])
+        self.answers = sorted({ex.answer for ex in raw["train"]}) + [UNKNOWN]
+        self.fact_words = max(len(s) for ex in raw["train"] for s in (*ex.facts, ex.question))
+        self.splits = {name: self._encode(examples) for name, examples in raw.items()}
+        self._permutations: dict[int, Tensor] = {}
+
+    # -- data ------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, list[BabiExample]]:
+        train, validation, test = [], [], []
+        for task in self.tasks:
+            folder = self.data_dir / self.set
+            try:
+                path = task_file(folder, task, "train")
+            except BabiFormatError:
+                if self.set != "en-10k":
+                    raise
+                # ../shared/data/babi/README.md: en-10k lacks qa3's train file; its first
+                # 1000 questions equal en/qa3's, which we use instead.
+                path = task_file(self.data_dir / "en", task, "train")
+                note = f"task {task}: {folder} has no train file; using {path} (1k) instead"
+                self.notes.append(note)
+                print(f"note: {note}", file=sys.stderr)
+            examples = read_babi(path, task)
+            order = torch.randperm(len(examples), generator=torch.Generator().manual_seed(self.split_seed + task)).tolist()
+            held = int(round(self.validation_fraction * len(examples)))
+            validation += [examples[i] for i in order[:held]]
+            train += [examples[i] for i in order[held:]]
+            test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
+        return {"train": train, "validation": validation, "test": test}
+
+    @staticmethod
+    def _vocabulary(examples: list[BabiExample]) -> dict[str, int]:
+        words = sorted({w for ex in examples for s in (*ex.facts, ex.question) for w in s})
+        # 0 = padding, 1 = unknown word; 2 is kept free so that the config's special ids stay valid.
+        return {UNKNOWN: 1, **{w: i + 3 for i, w in enumerate(words)}}
+
+    def _ids(self, sentence: list[str]) -> list[int]:
+        return [self.words.get(w, 1) for w in sentence[: self.fact_words]]
+
+    def _encode(self, examples: list[BabiExample]) -> EncodedSplit:
+        n, f, w = len(examples), self.memory_size, self.fact_words
+        facts = torch.zeros(n, f, w, dtype=torch.long)
+        question = torch.zeros(n, w, dtype=torch.long)
+        answer_index = {a: i for i, a in enumerate(self.answers)}
+        labels = torch.tensor([answer_index.get(ex.answer, len(self.answers) - 1) for ex in examples])
+        for i, ex in enumerate(examples):
+            recent = ex.facts[-f:]
+            for j, sentence in enumerate(recent):  # right-aligned: the newest fact sits just before the question
+                ids = self._ids(sentence)
+                facts[i, f - len(recent) + j, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            ids = self._ids(ex.question)
+            question[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        return EncodedSplit(
+            facts, question, labels,
+            torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]),
+        )
+
+    def model_overrides(self) -> dict[str, Any]:
+        return {
+            "vocab_size": len(self.words) + 2, "num_classes": len(self.answers), "fact_words": self.fact_words,
+            "pad_id": 0, "bos_id": 1, "eos_id": 2,
+        }
+
+    def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> StoryBatch:
+        """``max_batch_size`` examples, walking through seeded per-epoch permutations."""
+        data = self.splits["train"]
+        n = len(data)
+        start = step * max_batch_size
+        index = []
+        for g in range(start, start + max_batch_size):
+            epoch, pos = divmod(g, n)
+            if epoch not in self._permutations:
+                gen = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+                self._permutations = {epoch: torch.randperm(n, generator=gen)}
+            index.append(int(self._permutations[epoch][pos]))
+        return data.batch(torch.tensor(index))
+
+    # -- evaluation ------------------------------------------------------------------
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
+        """Error (%) per task, average error, failed tasks (> 5% error), ponder time per task and
+        by number of supporting facts."""
+        if split not in ("validation", "test"):
+            raise ConfigError(f"unknown split {split!r}; bAbI has validation and test")
+        model.eval()
+        data = self.splits[split]
+        device = next(model.parameters()).device
+        correct, ponder = [], []
+        for i in range(0, len(data), self.eval_batch_size):
+            batch = data.batch(torch.arange(i, min(i + self.eval_batch_size, len(data)))).to(device)
+            out = model(**batch.model_inputs())
+            correct.append((out.logits.argmax(-1) == batch.labels).cpu())
+            stats = out.halting["encoder"]
+            real = (~stats.padding).float() if stats.padding is not None else torch.ones_like(stats.ponder_time)
+            ponder.append(((stats.ponder_time * real).sum(1) / real.sum(1)).cpu())
+        hit, per_example_ponder = torch.cat(correct), torch.cat(ponder)
+        result: dict[str, Any] = {}
+        errors = []
+        for task in self.tasks:
+            mask = data.task == task
+            error = 100.0 * (1.0 - hit[mask].float().mean().item())
+            errors.append(error)
+            result[f"task{task}/error"] = error
+            result[f"task{task}/ponder_time"] = per_example_ponder[mask].mean().item()
+        by_support: dict[int, list[float]] = defaultdict(list)
+        for k, p in zip(data.supporting.tolist(), per_example_ponder.tolist()):
+            by_support[k].append(p)
+        for k in sorted(by_support):
+            values = torch.tensor(by_support[k])
+            result[f"supporting{k}/ponder_mean"] = values.mean().item()
+            result[f"supporting{k}/ponder_std"] = values.std().item() if len(values) > 1 else 0.0
+        result["mean_error"] = sum(errors) / len(errors)
+        result["failed_tasks"] = sum(e > 5.0 for e in errors)
+        result["score"] = -result["mean_error"]
+        if self.notes:
+            result["notes"] = list(self.notes)
+        return result
+
+    def example(self, split: str, index: int) -> tuple[BabiExample, StoryBatch]:
+        """A single raw example and its batch (for plots)."""
+        raw = self._load()[split]
+        return raw[index], self.splits[split].batch(torch.tensor([index]))
+
+
+__all__ = ["BabiTask", "StoryBatch", "parse_tasks", "tokenize"]
