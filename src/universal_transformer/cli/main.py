@@ -8,6 +8,7 @@ import sys
 from ..config import ConfigError
 from ..models import LoadError
 from ..training.trainer import TrainingDiverged
+from .babi import add_babi_parsers
 from .demo import add_demo_parser
 from .run import add_run_parsers
 
@@ -18,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_parsers(commands)
+    add_babi_parsers(commands)
     add_demo_parser(commands)
     return parser
 

@@ -29,12 +29,13 @@ class FactEncoder(nn.Module):
         with torch.no_grad():
             self.embed.weight[0].zero_()
         self.position_mask = nn.Parameter(torch.ones(words, d_model))
+        self.scale = d_model**0.5  # unit-scale entries, like the scaled token embeddings
 
     def forward(self, words: Tensor) -> Tensor:
         if words.shape[-1] > self.words:
             raise ValueError(f"a sentence has {words.shape[-1]} words; the model takes at most fact_words={self.words}")
         w = words.shape[-1]
-        return (self.embed(words) * self.position_mask[:w]).sum(-2)
+        return (self.embed(words) * self.position_mask[:w]).sum(-2) * self.scale
 
 
 class UTStoryQA(_UTBase):

@@ -1,0 +1,74 @@
+"""Plots of what a bAbI model does: attention over facts per step and head, ponder time per position."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+from ..data.babi import BabiExample  # noqa: E402
+from ..tasks.babi import StoryBatch  # noqa: E402
+
+
+def _labels(example: BabiExample, slots: int) -> list[str]:
+    facts = [" ".join(f) for f in example.facts[-(slots - 1):]]
+    return [""] * (slots - 1 - len(facts)) + facts + ["Q: " + " ".join(example.question)]
+
+
+@torch.no_grad()
+def plot_attention(model, example: BabiExample, batch: StoryBatch, out: str | Path, *, answers: list[str]) -> Path:
+    """One panel per (step, head): the question position's attention over the facts (paper, Appendix D)."""
+    model.eval()
+    result = model(**batch.model_inputs(), need_weights=True)
+    steps = result.attentions["encoder"]
+    real = ~batch.facts[0].eq(0).all(-1)
+    keep = torch.cat((real, torch.tensor([True])))  # drop empty fact slots
+    labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
+    heads = steps[0]["self"].shape[1]
+    fig, axes = plt.subplots(1, len(steps), figsize=(2.2 * len(steps) + 4, 0.3 * len(labels) + 2), squeeze=False)
+    for t, weights in enumerate(steps):
+        w = weights["self"][0, :, -1][:, keep].T.numpy()  # [facts, heads]: the question's attention
+        ax = axes[0, t]
+        ax.imshow(w, aspect="auto", cmap="Blues", vmin=0, vmax=max(w.max(), 1e-6))
+        ax.set_title(f"step {t + 1}", fontsize=9)
+        ax.set_xticks(range(heads), [f"h{h + 1}" for h in range(heads)], fontsize=7)
+        ax.set_yticks(range(len(labels)), labels if t == 0 else [""] * len(labels), fontsize=7)
+        for s in example.supporting:
+            pos = s - (len(example.facts) - int(real.sum()))
+            if 0 <= pos < len(labels) - 1:
+                ax.axhline(pos, color="red", lw=0.6, alpha=0.5)
+    predicted = answers[int(result.logits.argmax(-1))]
+    fig.suptitle(f"answer: {example.answer}, predicted: {predicted} (red: supporting facts)", fontsize=10)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+@torch.no_grad()
+def plot_ponder(model, example: BabiExample, batch: StoryBatch, out: str | Path) -> Path:
+    """Ponder time (n_updates + remainder) of each fact and the question (the paper's Figure 3)."""
+    model.eval()
+    stats = model(**batch.model_inputs()).halting["encoder"]
+    real = ~batch.facts[0].eq(0).all(-1)
+    keep = torch.cat((real, torch.tensor([True])))
+    labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
+    values = stats.ponder_time[0][keep].numpy()
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.5))
+    offset = len(example.facts) - int(real.sum())
+    colors = ["tab:red" if (i + offset) in set(example.supporting) else "tab:blue" for i in range(len(labels) - 1)] + ["tab:green"]
+    ax.barh(range(len(labels)), values, color=colors)
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("ponder time (steps)")
+    ax.set_title("red: supporting facts, green: question", fontsize=9)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

@@ -1,0 +1,77 @@
+"""The bAbI reader: the real files, and broken ones that must name file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from universal_transformer.data.babi import BabiFormatError, read_babi, task_file, tokenize
+
+BABI = Path(__file__).resolve().parents[3] / "shared" / "data" / "babi"
+needs_data = pytest.mark.skipif(not BABI.is_dir(), reason="needs ../shared/data/babi")
+
+STORY = """1 Mary moved to the bathroom.
+2 John went to the hallway.
+3 Where is Mary? \tbathroom\t1
+4 Daniel went back to the hallway.
+5 Where is Daniel? \thallway\t4
+1 Sandra got the apple there.
+2 What is Sandra carrying?\tapple,milk\t1
+"""
+
+
+def test_parses_stories_questions_answers_and_supporting_facts(tmp_path):
+    path = tmp_path / "qa1_single-supporting-fact_train.txt"
+    path.write_text(STORY)
+    examples = read_babi(path, task=1)
+    assert len(examples) == 3
+    first, second, third = examples
+    assert first.facts == [["mary", "moved", "to", "the", "bathroom"], ["john", "went", "to", "the", "hallway"]]
+    assert first.question == ["where", "is", "mary"] and first.answer == "bathroom" and first.supporting == [0]
+    assert len(second.facts) == 3 and second.supporting == [2]  # question lines are not facts
+    assert third.facts == [["sandra", "got", "the", "apple", "there"]]  # a new story starts at id 1
+    assert third.answer == "apple,milk"  # list answers stay one class
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("1 Mary moved.\nx John went.\n", 2, "expected 'ID text'"),
+        ("1 Mary moved.\n3 John went.\n", 2, "line id 3 follows 1"),
+        ("1 Mary moved.\n2 Where is Mary?\tbathroom\n", 2, "needs 'question<TAB>answer<TAB>supporting ids', got 2"),
+        ("1 Mary moved.\n2 Where is Mary?\t\t1\n", 2, "empty answer"),
+        ("1 Mary moved.\n2 Where is Mary?\tbathroom\t7\n", 2, "supporting fact id '7' is not a fact line"),
+        ("1 Mary moved.\n2 Where is Mary?\tbathroom\t2\n", 2, "supporting fact id '2' is not a fact line"),
+    ],
+)
+def test_broken_files_name_file_line_and_problem(tmp_path, text, line, message):
+    path = tmp_path / "broken.txt"
+    path.write_text(text)
+    with pytest.raises(BabiFormatError, match=rf"broken.txt:{line}: .*{message}"):
+        read_babi(path)
+
+
+def test_missing_and_empty_files(tmp_path):
+    with pytest.raises(BabiFormatError, match="file not found"):
+        read_babi(tmp_path / "nope.txt")
+    (tmp_path / "empty.txt").write_text("1 Mary moved.\n")
+    with pytest.raises(BabiFormatError, match="no questions found"):
+        read_babi(tmp_path / "empty.txt")
+    with pytest.raises(BabiFormatError, match="no file for task 4 train"):
+        task_file(tmp_path, 4, "train")
+
+
+def test_tokenize():
+    assert tokenize("Where is the football? ") == ["where", "is", "the", "football"]
+
+
+@needs_data
+@pytest.mark.parametrize("task", range(1, 21))
+def test_every_real_task_loads(task):
+    train = read_babi(task_file(BABI / "en", task, "train"), task)
+    test = read_babi(task_file(BABI / "en", task, "test"), task)
+    assert len(train) == 1000 and len(test) == 1000
+    assert all(ex.supporting and max(ex.supporting) < len(ex.facts) for ex in train)
+    if task in (8, 19):
+        assert any("," in ex.answer for ex in train)

@@ -1,0 +1,53 @@
+"""bAbI tables pick the best seed on validation and count failed tasks; plots are written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table
+
+from ..data.test_babi import BABI, needs_data
+from ..training.conftest import run_ut
+
+
+def _fake_run(root, seed, task, val_score, test_error):
+    folder = root / f"seed-{seed}" / f"task{task}"
+    folder.mkdir(parents=True)
+    (folder / "metrics.json").write_text(json.dumps({
+        "validation": {"score": val_score},
+        "test": {f"task{task}/error": test_error, f"task{task}/ponder_time": 2.0 + task},
+    }))
+
+
+def test_best_seed_on_validation_and_failed_count(tmp_path):
+    _fake_run(tmp_path, 0, 1, val_score=-3.0, test_error=0.5)
+    _fake_run(tmp_path, 1, 1, val_score=-1.0, test_error=2.0)  # best on validation, not on test
+    _fake_run(tmp_path, 0, 2, val_score=-9.0, test_error=12.0)
+    best = best_of_seeds(collect_runs(tmp_path))
+    assert best[1]["test"]["task1/error"] == 2.0
+    table = error_table({"UT": best})
+    assert "| 1 | 2.0 |" in table and "| 2 | 12.0 |" in table
+    assert "| average error | 7.00 |" in table and "| failed (> 5%) | 1 |" in table
+
+
+@needs_data
+def test_report_and_plot_commands(tmp_path):
+    config = {
+        "model_class": "UTStoryQA",
+        "model": {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_steps": 2, "act": True},
+        "task": {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": 2, "memory_size": 20},
+        "train": {"steps": 4, "eval_every": 2, "max_batch_size": 8, "threads": 1},
+    }
+    path = tmp_path / "babi.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run = tmp_path / "runs" / "seed-0" / "task2"
+    assert run_ut("train", str(path), "--out", str(run), "--no-progress").returncode == 0
+    report = run_ut("babi-report", str(tmp_path / "runs"), "--names", "UT+ACT")
+    assert report.returncode == 0 and "| 2 |" in report.stdout and "task 2:" in report.stdout
+    plot = run_ut("babi-plot", str(run), "--index", "1")
+    assert plot.returncode == 0, plot.stderr
+    for name in ("test-1-attention.png", "test-1-ponder.png"):
+        assert (run / "plots" / name).stat().st_size > 5000

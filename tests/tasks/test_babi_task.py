@@ -1,0 +1,84 @@
+"""The bAbI task and model: fact encoding, splits, the 10k fallback, and padding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from universal_transformer import UTConfig
+from universal_transformer.config import ConfigError
+from universal_transformer.models import UTStoryQA
+from universal_transformer.models.story_qa import FactEncoder
+from universal_transformer.tasks.babi import BabiTask, parse_tasks
+
+from ..data.test_babi import BABI, needs_data
+
+
+def test_fact_encoder_is_the_masked_sum_of_word_embeddings():
+    enc = FactEncoder(vocab_size=10, d_model=8, words=4)
+    with torch.no_grad():
+        enc.position_mask.normal_()
+    words = torch.tensor([[3, 5, 7, 0], [9, 0, 0, 0]])
+    out = enc(words)
+    E, M = enc.embed.weight.double(), enc.position_mask.double()
+    for row in range(2):
+        expected = sum(E[w] * M[j] for j, w in enumerate(words[row].tolist()) if w != 0) * 8**0.5
+        torch.testing.assert_close(out[row].double(), expected)
+    with pytest.raises(ValueError, match="at most fact_words=4"):
+        enc(torch.ones(1, 5, dtype=torch.long))
+
+
+def test_story_model_ignores_empty_fact_slots():
+    cfg = UTConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32,
+                   dropout=0, embedding_dropout=0, act=True, act_bias_init=0.0)
+    model = UTStoryQA(cfg).eval()
+    facts = torch.randint(3, 20, (2, 3, 4))
+    question = torch.randint(3, 20, (2, 4))
+    more_slots = torch.cat((torch.zeros(2, 4, 4, dtype=torch.long), facts), dim=1)
+    with torch.no_grad():
+        a = model(facts, question).logits
+        b = model(more_slots, question).logits
+    # empty slots are padding; the real facts keep their distance to the question, but their
+    # absolute positions move, so compare with positions switched off.
+    cfg2 = cfg.replace(position_embedding="none")
+    model2 = UTStoryQA(cfg2).eval()
+    model2.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        torch.testing.assert_close(model2(facts, question).logits, model2(more_slots, question).logits, atol=1e-5, rtol=1e-5)
+    assert a.shape == b.shape == (2, 5)
+
+
+def test_parse_tasks():
+    assert parse_tasks("all") == list(range(1, 21))
+    assert parse_tasks([3, 1, 3]) == [1, 3]
+    with pytest.raises(ConfigError, match="tasks 1..20"):
+        parse_tasks(21)
+    with pytest.raises(ConfigError, match="a task number, a list of them, or 'all'"):
+        parse_tasks("some")
+
+
+@needs_data
+def test_task_split_vocab_and_encoding():
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}, seed=0)
+    assert len(task.splits["train"]) == 1800 and len(task.splits["validation"]) == 200
+    assert len(task.splits["test"]) == 2000
+    assert any("," in a for a in task.answers)  # task 8 list answers are classes
+    batch = task.train_batch(0, batch_tokens=0, max_batch_size=16)
+    assert batch.facts.shape == (16, 20, task.fact_words) and batch.labels.shape == (16,)
+    # facts are right-aligned: the newest fact sits in the last slot
+    assert bool(batch.facts[:, -1].ne(0).any(-1).all())
+    again = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}, seed=0)
+    assert torch.equal(again.train_batch(5, batch_tokens=0, max_batch_size=16).facts, task.train_batch(5, batch_tokens=0, max_batch_size=16).facts)
+
+
+@needs_data
+def test_missing_10k_file_falls_back_to_1k_and_says_so(capsys):
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en-10k", "tasks": 3}, seed=0)
+    assert "task 3" in task.notes[0] and "using" in task.notes[0]
+    assert "note: task 3" in capsys.readouterr().err
+    assert len(task.splits["train"]) + len(task.splits["validation"]) == 1000
+
+
+def test_bad_data_dir_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="no such bAbI folder"):
+        BabiTask({"name": "babi", "data_dir": str(tmp_path), "set": "en", "tasks": 1}, seed=0)
