@@ -173,8 +173,8 @@ def ratios(a: Timing, b: Timing) -> dict[str, float]:
 
 
 def fmt_ratios(r: dict[str, float]) -> str:
-    quiet = "-" if r["quiet"] != r["quiet"] else f"{r['quiet']:.2f}x"
-    return f"{r['median']:.2f}x (paired {r['paired']:.2f}x, quiet {quiet})"
+    quiet = "-" if r["quiet"] != r["quiet"] else f"{r['quiet']:.3g}x"
+    return f"{r['median']:.3g}x (paired {r['paired']:.3g}x, quiet {quiet})"
 
 
 # -- machine -------------------------------------------------------------------------

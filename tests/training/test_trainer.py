@@ -79,6 +79,7 @@ def test_overrides_and_config_errors(tmp_path, tiny_config):
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.optimizer=sgd"], "train.optimizer must be 'adam' or 'adamw'"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.task=sort"], "task.task must be one of copy, reverse, addition"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.colour=red"], "unknown option(s) colour"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "model_class=UTStoryQA"], "task 'algorithmic' trains UniversalTransformer, LSTMSeq2Seq, not UTStoryQA"),
     ],
 )
 def test_cli_errors_are_one_line_without_traceback(tmp_path, tiny_config, args, message):
@@ -104,3 +105,19 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     assert set(generated.stdout.strip()) <= set("0123456789+")
     bad = run_ut("generate", str(run), "--input", "12a4")
     assert bad.returncode == 2 and "character 'a' at position 2" in bad.stderr
+
+
+def test_gradient_accumulation_equals_one_big_batch(tmp_path):
+    # no dropout or random offsets: those draw different random numbers per micro-batch
+    quiet = {"dropout": 0.0, "embedding_dropout": 0.0, "max_position_offset": 0}
+    results = []
+    for accum in (1, 3):
+        data = yaml.safe_load(yaml.safe_dump(TINY))
+        data["model"].update(quiet)
+        data["train"].update(steps=3, grad_accum=accum, eps=1e-3, eval_every=3)
+        trainer = Trainer(ExperimentConfig.from_dict(data), tmp_path / f"accum{accum}", progress=False)
+        for _ in range(3):
+            trainer.train_step()
+        results.append(trainer.model.state_dict())
+    for key in results[0]:
+        torch.testing.assert_close(results[0][key], results[1][key], atol=1e-5, rtol=1e-4)

@@ -41,6 +41,7 @@ class TrainConfig:
     eval_every: int = 500
     log_every: int = 50
     early_stopping: int | None = None
+    stop_at_score: float | None = None
     keep_last: int = 2
     time_limit: float | None = None
     threads: int | None = None

@@ -41,7 +41,7 @@ from .schedules import lr_multiplier
 
 # Changing these between a run and its resumption is allowed: they do not alter the
 # trajectory up to the point where the run stopped.
-RESUMABLE_CHANGES = {"steps", "time_limit", "threads", "log_every", "early_stopping"}
+RESUMABLE_CHANGES = {"steps", "time_limit", "threads", "log_every", "early_stopping", "stop_at_score"}
 
 
 class TrainingDiverged(RuntimeError):
@@ -237,8 +237,15 @@ class Trainer:
         self.model.train(was_training)
         return metrics
 
+    def evaluate_best(self, split: str) -> dict[str, Any]:
+        """Evaluate the best model on validation so far (``RUN_DIR/best``), else the current one."""
+        best_dir = self.run_dir / "best"
+        model = PretrainedModel.from_pretrained(best_dir).to(self.ctx.device) if best_dir.is_dir() else self.model
+        return self.task.evaluate(model, split)
+
     def fit(self) -> dict[str, Any]:
-        """Train until ``train.steps`` (or early stopping, or ``train.time_limit``); returns a summary."""
+        """Train until ``train.steps`` (or early stopping, ``train.stop_at_score``, or
+        ``train.time_limit``); returns a summary."""
         cfg = self.cfg
         resumed = self.prepare_run_dir()
         if self.ctx.is_main:
@@ -309,15 +316,14 @@ class Trainer:
         else:
             self.evals_since_best += 1
         stop = self.cfg.early_stopping is not None and self.evals_since_best >= self.cfg.early_stopping
+        stop |= self.cfg.stop_at_score is not None and metrics["score"] >= self.cfg.stop_at_score
         return all_reduce_flag(stop, self.ctx)
 
     def _finish(self, early_stopped: bool) -> dict[str, Any]:
         summary: dict[str, Any] = {"status": "early_stopped" if early_stopped else "done", "step": self.step}
         if not self.ctx.is_main:
             return summary
-        best_dir = self.run_dir / "best"
-        model = PretrainedModel.from_pretrained(best_dir).to(self.ctx.device) if best_dir.is_dir() else self.model
-        test = self.task.evaluate(model, "test")
+        test = self.evaluate_best("test")
         summary.update(
             best_step=self.best["step"],
             validation=self.best["metrics"],
