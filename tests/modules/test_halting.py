@@ -173,7 +173,7 @@ def test_no_forced_halt_with_tiny_p_runs_max_steps():
 def _patch_step(monkeypatch, stack, R):
     """Make step t of the stack return the known tensor R[t-1] (gathered to packed rows)."""
 
-    def fake(step, x, ctx, rows=None, valid=None):
+    def fake(step, x, ctx, rows=None, valid=None, kv=None):
         out = R[step - 1]
         if rows is not None:
             out = out.gather(1, rows[..., None].expand(-1, -1, out.shape[-1]))

@@ -77,9 +77,12 @@ class MultiHeadAttention(nn.Module):
 
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values ``[B, h, L, dh]`` of inputs ``[B, L, d]``."""
-        b, n, _ = x.shape
-        kv = self.kv_proj(x).view(b, n, 2, self.num_heads, self.head_dim)
-        k, v = kv.permute(2, 0, 3, 1, 4).unbind(0)
+        return self.split_kv(self.kv_proj(x))
+
+    def split_kv(self, kv: Tensor) -> tuple[Tensor, Tensor]:
+        """``kv_proj`` output ``[B, L, 2d]`` -> keys and values ``[B, h, L, dh]``."""
+        b, n, _ = kv.shape
+        k, v = kv.view(b, n, 2, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
         return k, v
 
     def forward(

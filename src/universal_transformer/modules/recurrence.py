@@ -240,8 +240,10 @@ class RecurrentStack(nn.Module):
         ctx: _StepContext,
         rows: Tensor | None = None,
         valid: Tensor | None = None,
+        kv: tuple[Tensor, Tensor] | None = None,
     ) -> Tensor:
-        """One block application: keys/values from all of ``x``, queries from ``rows`` of it."""
+        """One block application: keys/values from all of ``x`` (or ``kv``), queries from ``rows`` of it."""
+        given_kv = kv
         blk = self.block(step)
         xq = x if rows is None else x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
         q_index = ctx.query_index.expand(x.shape[0], -1) if rows is None else ctx.query_index[rows]
@@ -253,7 +255,7 @@ class RecurrentStack(nn.Module):
         padding = ctx.padding if rows is None else None
 
         def run(x: Tensor, xq: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
-            kv = blk.self_kv(x)
+            kv = blk.self_kv(x) if given_kv is None else given_kv
             if ctx.cache is not None:
                 kv = ctx.cache.self_kv[step - 1].append(*kv)
             return blk(
@@ -277,6 +279,9 @@ class RecurrentStack(nn.Module):
         threshold = 1.0 - cfg.act_epsilon
         copy = cfg.act_halted_state == "copy"
         packed = copy and cfg.act_packed and self.blocks[0].pointwise and not ctx.need_weights
+        # Post-norm attends over X itself, which is linear in the timestep signal: frozen
+        # positions then need no new key/value projection (see _FrozenKeyValues).
+        frozen_kv = _FrozenKeyValues() if packed and cfg.norm == "post" and cfg.embed_every_step else None
         state, out = h, torch.zeros_like(h)
         act = ACTState.start(ctx.padding, h.shape[:2], h)
         for step in range(1, self.total_steps + 1):
@@ -289,11 +294,17 @@ class RecurrentStack(nn.Module):
             p = self.halting(x, ctx.padding)
             force = cfg.act_halt_at_max_steps and step == self.total_steps
             if packed:
+                blk = self.block(step)
+                kv = frozen_kv(blk, x, self.coordinates.timestep(step)) if frozen_kv is not None else None
                 if all_halted:  # nothing to update; only this step's keys/values for the cache
                     assert ctx.cache is not None
-                    ctx.cache.self_kv[step - 1].append(*self.block(step).self_kv(x))
+                    ctx.cache.self_kv[step - 1].append(*(kv or blk.self_kv(x)))
+                    if frozen_kv is not None:
+                        frozen_kv.fresh_rows = frozen_kv.fresh_rows[:, :0]
                     continue
-                state, out, act = self._act_packed_step(step, x, p, state, out, act, ctx, threshold, force)
+                state, out, act, rows = self._act_packed_step(step, x, p, state, out, act, ctx, threshold, force, kv)
+                if frozen_kv is not None:
+                    frozen_kv.fresh_rows = rows  # these positions' states change in this step
             else:
                 running = ~act.halted
                 w, new_act = act_step(p, act, threshold, force)
@@ -303,7 +314,7 @@ class RecurrentStack(nn.Module):
                 act = new_act
         return out, HaltingStats(act.n_updates, act.remainders, ctx.padding)
 
-    def _act_packed_step(self, step, x, p, state, out, act, ctx, threshold, force):
+    def _act_packed_step(self, step, x, p, state, out, act, ctx, threshold, force, kv):
         """Update only the running positions, packed to the left of each row."""
         running = ~act.halted
         width = int(running.sum(1).max())
@@ -312,11 +323,11 @@ class RecurrentStack(nn.Module):
         sub = act.gather(rows)
         w, sub_new = act_step(p.gather(1, rows), sub, threshold, force)
         act = act.scatter(rows, sub_new)  # slots holding halted positions write back unchanged values
-        transformed = self._step(step, x, ctx, rows=rows, valid=valid)
+        transformed = self._step(step, x, ctx, rows=rows, valid=valid, kv=kv)
         index = rows[..., None].expand(-1, -1, x.shape[-1])
         new_out = self._accumulate(out.gather(1, index), transformed, w)  # w = 0 in invalid slots
         new_state = torch.where(valid[..., None], transformed, state.gather(1, index))
-        return state.scatter(1, index, new_state), out.scatter(1, index, new_out), act
+        return state.scatter(1, index, new_state), out.scatter(1, index, new_out), act, rows
 
     def _accumulate(self, out: Tensor, transformed: Tensor, w: Tensor) -> Tensor:
         """SPEC: ``basic`` keeps a running weighted mean, ``accumulated`` a plain weighted sum."""
@@ -324,3 +335,33 @@ class RecurrentStack(nn.Module):
         if self.config.act_type == "accumulated":
             return out + w * transformed
         return w * transformed + (1.0 - w) * out
+
+
+class _FrozenKeyValues:
+    """Self-attention keys/values of every position, projected anew only where the state changed.
+
+    With post-norm, keys/values are ``kv_proj(X^t)`` and ``X^t = H^{t-1} + pos + time_t``, so
+    ``kv_proj(X^t) = kv_proj(H^{t-1} + pos) + W_kv time_t``. A halted position's state is
+    frozen (copy semantics): its ``kv_proj(H + pos)`` is kept as ``base`` and only the
+    timestep term ``W_kv time_t`` (one vector per step) moves. Positions updated in the
+    previous step (``fresh_rows``) are projected exactly. Halted positions thus cost an
+    addition instead of a ``d x 2d`` projection per step.
+    """
+
+    def __init__(self) -> None:
+        self.base: Tensor | None = None
+        self.fresh_rows: Tensor | None = None
+
+    def __call__(self, blk: UTBlock, x: Tensor, time: Tensor | None) -> tuple[Tensor, Tensor]:
+        proj = blk.self_attn.kv_proj
+        shift = None if time is None else time.to(x.dtype) @ proj.weight.t()
+        if self.base is None or self.fresh_rows is None:
+            kv = proj(x)
+            self.base = kv if shift is None else kv - shift
+        else:
+            rows = self.fresh_rows[..., None]
+            fresh = proj(x.gather(1, rows.expand(-1, -1, x.shape[-1])))
+            base = self.base.scatter(1, rows.expand(-1, -1, fresh.shape[-1]), fresh if shift is None else fresh - shift)
+            self.base = base
+            kv = base if shift is None else base + shift
+        return blk.self_attn.split_kv(kv)
