@@ -43,6 +43,12 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu")
     p.set_defaults(run=run_eval)
 
+    p = commands.add_parser("algorithmic-report", help="the SPEC section 3 algorithmic table from a folder of runs",
+                            description="ROOT holds runs named TASK-MODEL (e.g. copy-ut), as run_all.sh writes them.")
+    p.add_argument("root", type=Path)
+    p.add_argument("--length", type=int, default=400)
+    p.set_defaults(run=run_report)
+
     p = commands.add_parser("generate", help="decode an input with a trained model")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--input", required=True, help="the input text, e.g. --input 12345")
@@ -52,6 +58,13 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--top-k", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from ..evaluation.algorithmic_report import algorithmic_table
+
+    print(algorithmic_table(args.root, args.length))
+    return 0
 
 
 def run_train(args: argparse.Namespace) -> int:

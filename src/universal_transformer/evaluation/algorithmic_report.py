@@ -1,0 +1,54 @@
+"""The algorithmic-task table of SPEC section 3 from a folder of runs (``TASK-MODEL`` each)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TASK_ORDER = ("copy", "reverse", "addition")
+MODEL_ORDER = ("lstm", "transformer", "ut", "ut-act")
+MODEL_NAMES = {"lstm": "LSTM", "transformer": "Transformer", "ut": "UT", "ut-act": "UT+ACT"}
+
+
+def read_cell(run: Path) -> dict[str, Any] | None:
+    """Test metrics (``eval-test.json``, else ``metrics.json``) and training progress of one run."""
+    test = None
+    if (run / "eval-test.json").is_file():
+        test = json.loads((run / "eval-test.json").read_text())
+    elif (run / "metrics.json").is_file():
+        test = json.loads((run / "metrics.json").read_text()).get("test")
+    if test is None:
+        return None
+    lines = (run / "metrics.jsonl").read_text().splitlines() if (run / "metrics.jsonl").is_file() else []
+    last = json.loads(lines[-1]) if lines else {}
+    best = max((json.loads(line) for line in lines), key=lambda r: r.get("score", float("-inf")), default={})
+    return {"test": test, "steps": last.get("step"), "seconds": last.get("elapsed"), "best_step": best.get("step")}
+
+
+def algorithmic_table(root: str | Path, length: int = 400) -> str:
+    """Markdown: rows = models, columns = tasks, cells = char-acc / seq-acc at ``length``."""
+    root = Path(root)
+    lines = [f"| model | " + " | ".join(f"{t.capitalize()} (len {length})" for t in TASK_ORDER) + " |",
+             "|---" * (len(TASK_ORDER) + 1) + "|"]
+    details = []
+    for model in MODEL_ORDER:
+        cells = []
+        for task in TASK_ORDER:
+            cell = read_cell(root / f"{task}-{model}")
+            key = f"len{length}/"
+            if cell is None or key + "char_accuracy" not in cell["test"]:
+                cells.append("-")
+                continue
+            t = cell["test"]
+            cells.append(f"{t[key + 'char_accuracy']:.2f} / {t[key + 'sequence_accuracy']:.2f}")
+            in_dist = [k for k in t if k.endswith("/sequence_accuracy") and k != key + "sequence_accuracy"]
+            extra = ", ".join(f"{k.split('/')[0]} {t[k.replace('sequence', 'char')]:.2f}/{t[k]:.2f}" for k in in_dist)
+            ponder = t.get(key + "encoder_ponder_time")
+            details.append(
+                f"| {task}-{model} | {cell['steps']} | {cell['best_step']} | {cell['seconds']} | {extra} |"
+                + (f" {ponder:.2f} |" if ponder is not None and model == "ut-act" else " |")
+            )
+        lines.append(f"| {MODEL_NAMES[model]} | " + " | ".join(cells) + " |")
+    lines += ["", "| run | steps | best step | train s | char/seq at training length | ponder (len 400) |", "|---|---|---|---|---|---|"]
+    return "\n".join(lines + details)
