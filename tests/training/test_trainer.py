@@ -121,3 +121,13 @@ def test_gradient_accumulation_equals_one_big_batch(tmp_path):
         results.append(trainer.model.state_dict())
     for key in results[0]:
         torch.testing.assert_close(results[0][key], results[1][key], atol=1e-5, rtol=1e-4)
+
+
+def test_bf16_autocast_tracks_fp32(tmp_path):
+    losses = {}
+    for precision in ("fp32", "bf16"):
+        trainer = Trainer(_experiment(steps=40, precision=precision, lr=0.01), tmp_path / precision, progress=False)
+        losses[precision] = [trainer.train_step()["loss"] for _ in range(40)]
+    gap = max(abs(a - b) for a, b in zip(losses["fp32"], losses["bf16"]))
+    assert gap < 0.15, f"bf16 drifted from fp32 by {gap:.3f}"
+    assert sum(losses["bf16"][-5:]) < sum(losses["bf16"][:5])  # and it learns
