@@ -38,7 +38,7 @@ def main() -> None:
     p.add_argument("--models", default="lm,encdec", help="comma list of: lm, encdec")
     args = p.parse_args()
     if args.quick:
-        args.tokens, args.warmup_tokens, args.d_model, args.d_ff, args.steps = 48, 8, 64, 256, 2
+        args.tokens, args.warmup_tokens, args.d_model, args.d_ff, args.steps = 32, 8, 64, 256, 2
         args.reps, args.warmup = 3, 1
     info = timing.setup(args)
     d, h, ff, T, B, N = args.d_model, args.heads, args.d_ff, args.steps, args.batch, args.tokens

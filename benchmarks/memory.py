@@ -6,6 +6,8 @@ its resident set size (VmRSS) after building the model and batch, runs ``--train
 training steps (forward, cross-entropy loss, backward, AdamW step), and reports its peak
 resident set size (VmHWM from /proc/self/status). The parent also reads the child's
 ``ru_maxrss`` from ``os.wait4``. Settings run one after another (never two at once).
+With ``--mmap-threshold`` glibc returns freed large blocks to the OS at once, so the peak
+reflects live tensors rather than heap kept by the allocator.
 
 Reported per T: peak RSS, peak minus the RSS before training ("training delta": activations,
 gradients, optimizer state, allocator slack), and off/on ratios; and how the delta grows
@@ -62,7 +64,10 @@ def run_child(args, steps: int, checkpoint: bool) -> dict:
            "--train-steps", str(args.train_steps), "--seed", str(args.seed)]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(os.environ)
+    if args.mmap_threshold:
+        env["MALLOC_MMAP_THRESHOLD_"] = str(args.mmap_threshold)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     out, err = proc.stdout.read(), proc.stderr.read()
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -86,16 +91,21 @@ def main() -> None:
     p.add_argument("--length", type=int, default=128)
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--train-steps", type=int, default=2, help="training steps per subprocess (the first allocates AdamW state)")
+    p.add_argument("--mmap-threshold", type=int, default=0, metavar="BYTES",
+                   help="set glibc MALLOC_MMAP_THRESHOLD_ in the subprocesses (e.g. 131072): large tensors are then "
+                        "mmapped and returned to the OS when freed, so peak RSS tracks live tensor memory instead of "
+                        "heap the allocator kept (0 = leave malloc alone, what a user gets)")
     args = p.parse_args()
     if args.child:
         child(args)
         return
     if args.quick:
-        args.d_model, args.heads, args.d_ff, args.batch, args.length, args.sweep, args.train_steps = 128, 4, 512, 4, 32, "2,4", 1
-    info = timing.setup(args)
+        args.d_model, args.heads, args.d_ff, args.batch, args.length, args.sweep, args.train_steps = 128, 4, 512, 4, 32, "4", 1
+    info = timing.setup(args)  # (sets args.threads = 1 with --quick; passed on to the subprocesses)
     sweep = [int(s) for s in args.sweep.split(",")]
     print(f"config: UTLanguageModel d={args.d_model} heads={args.heads} d_ff={args.d_ff} B={args.batch} "
-          f"L={args.length} vocab={args.vocab}, {args.train_steps} training steps per subprocess, T in {sweep}")
+          f"L={args.length} vocab={args.vocab}, {args.train_steps} training steps per subprocess, T in {sweep}, "
+          f"MALLOC_MMAP_THRESHOLD_={args.mmap_threshold or 'unset'}")
     results = {}
     for T in sweep:
         for ckpt in (False, True):

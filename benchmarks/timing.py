@@ -202,6 +202,21 @@ def cpu_flags() -> set[str]:
     return set()
 
 
+def source_version() -> str:
+    """``git`` commit of the working tree, with ``+dirty`` if src/ has uncommitted changes."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "src"], capture_output=True,
+                               text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+dirty" if dirty else "")
+
+
 def machine_info() -> dict[str, Any]:
     flags = cpu_flags()
     simd = [f for f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if f in flags]
@@ -219,6 +234,7 @@ def machine_info() -> dict[str, Any]:
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "python": platform.python_version(),
+        "source": source_version(),
         "load_avg_1m": round(load[0], 2),
     }
 
@@ -227,7 +243,8 @@ def print_machine() -> dict[str, Any]:
     info = machine_info()
     print(
         f"machine: {info['cpu']}, {info['cores']} cores ({info['simd']}), torch {info['torch']}, "
-        f"{info['threads']} threads, python {info['python']}, load avg {info['load_avg_1m']}, {info['date']}"
+        f"{info['threads']} threads, python {info['python']}, load avg {info['load_avg_1m']}, {info['date']}, "
+        f"source {info['source']}"
     )
     return info
 
@@ -273,7 +290,7 @@ def parser(description: str, *, reps: int, warmup: int = 1) -> argparse.Argument
     p = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--reps", type=int, default=reps, help="timed repetitions per contender")
     p.add_argument("--warmup", type=int, default=warmup, help="untimed warm-up rounds")
-    p.add_argument("--quick", action="store_true", help="tiny sizes and few repetitions: a smoke run (< 20 s)")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, few repetitions, 1 thread unless --threads: a smoke run (< 20 s)")
     p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's choice)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="PATH", default=None, help="also write the results to this JSON file")
@@ -283,6 +300,8 @@ def parser(description: str, *, reps: int, warmup: int = 1) -> argparse.Argument
 def setup(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
+    if args.quick and not args.threads:
+        args.threads = 1  # a smoke run: one thread is immune to the OpenMP stalls of a shared machine
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
