@@ -46,6 +46,10 @@ class CoordinateEmbedding(nn.Module):
         for table in (self.position_table, self.timestep_table):
             if table is not None:
                 nn.init.normal_(table.weight, std=d_model**-0.5)
+        # Fixed sinusoids, computed once and indexed (not saved with the weights); they grow
+        # on demand, so positions are not limited by max_position.
+        self.register_buffer("_sin_positions", sinusoid(torch.arange(max_position), d_model), persistent=False)
+        self.register_buffer("_sin_steps", sinusoid(torch.arange(max_steps + 1), d_model), persistent=False)
 
     def position(self, index: Tensor) -> Tensor | None:
         """Position signal for integer positions ``index`` (any shape), or None if disabled."""
@@ -58,7 +62,11 @@ class CoordinateEmbedding(nn.Module):
                     "of the learned position embedding; raise max_position in the config"
                 )
             return self.position_table(index)
-        return sinusoid(index, self.d_model).to(self._dtype())
+        needed = int(index.max()) + 1 if index.numel() else 0
+        if needed > self._sin_positions.shape[0]:
+            grown = sinusoid(torch.arange(max(needed, 2 * self._sin_positions.shape[0])), self.d_model)
+            self._sin_positions = grown.to(self._sin_positions.device)
+        return self._sin_positions[index].to(self._dtype())
 
     def timestep(self, step: int) -> Tensor | None:
         """Timestep signal ``[d]`` for step ``step`` (1-based), or None if disabled."""
@@ -70,12 +78,14 @@ class CoordinateEmbedding(nn.Module):
                     f"step {step} exceeds the {self.max_steps} steps of the learned timestep embedding"
                 )
             return self.timestep_table.weight[step - 1]
-        return sinusoid(torch.tensor(float(step)), self.d_model).to(self._dtype())
+        if step >= self._sin_steps.shape[0]:
+            self._sin_steps = sinusoid(torch.arange(2 * step), self.d_model).to(self._sin_steps.device)
+        return self._sin_steps[step].to(self._dtype())
 
     def _dtype(self) -> torch.dtype:
         for p in self.parameters():
             return p.dtype
-        return torch.get_default_dtype()
+        return self._sin_positions.dtype
 
 
 class TokenEmbedding(nn.Module):
