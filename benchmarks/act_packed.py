@@ -85,12 +85,8 @@ def fresh_kv_in_src() -> bool:
 
 def main() -> None:
     p = timing.parser(__doc__.split("\n")[0], reps=7, warmup=1)
-    p.add_argument("--d-model", type=int, default=512)
-    p.add_argument("--heads", type=int, default=8)
-    p.add_argument("--d-ff", type=int, default=2048)
+    timing.add_model_args(p, length=128)
     p.add_argument("--max-steps", type=int, default=8)
-    p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--length", type=int, default=128)
     p.add_argument("--modes", default="forward,train", help="comma list of: forward (eval, no_grad), train (fwd+bwd)")
     args = p.parse_args()
     if args.quick:

@@ -84,11 +84,7 @@ def main() -> None:
     p.add_argument("--checkpoint", type=int, default=0, help=argparse_hide())
     p.add_argument("--steps", type=int, default=None, help="child only: T")
     p.add_argument("--sweep", default="6,12,24", help="values of T")
-    p.add_argument("--d-model", type=int, default=512)
-    p.add_argument("--heads", type=int, default=8)
-    p.add_argument("--d-ff", type=int, default=2048)
-    p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--length", type=int, default=128)
+    timing.add_model_args(p, length=128)
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--train-steps", type=int, default=2, help="training steps per subprocess (the first allocates AdamW state)")
     p.add_argument("--mmap-threshold", type=int, default=0, metavar="BYTES",

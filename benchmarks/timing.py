@@ -297,6 +297,21 @@ def parser(description: str, *, reps: int, warmup: int = 1) -> argparse.Argument
     return p
 
 
+def add_model_args(
+    p: argparse.ArgumentParser, *, d_model: int = 512, heads: int = 8, d_ff: int = 2048,
+    steps: int | None = None, batch: int = 16, length: int | None = None,
+) -> None:
+    """The model-shape options every benchmark shares (``None`` = the script adds its own)."""
+    p.add_argument("--d-model", type=int, default=d_model)
+    p.add_argument("--heads", type=int, default=heads)
+    p.add_argument("--d-ff", type=int, default=d_ff)
+    if steps is not None:
+        p.add_argument("--steps", type=int, default=steps, help="T")
+    p.add_argument("--batch", type=int, default=batch)
+    if length is not None:
+        p.add_argument("--length", type=int, default=length)
+
+
 def setup(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 

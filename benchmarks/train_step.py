@@ -72,12 +72,7 @@ def make_step(model, forward, x, bf16, lr):
 
 def main() -> None:
     p = timing.parser(__doc__.split("\n")[0], reps=9, warmup=2)
-    p.add_argument("--d-model", type=int, default=512)
-    p.add_argument("--heads", type=int, default=8)
-    p.add_argument("--d-ff", type=int, default=2048)
-    p.add_argument("--steps", type=int, default=6, help="T")
-    p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--length", type=int, default=64)
+    timing.add_model_args(p, steps=6, length=64)
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--attention-dropout", type=float, default=0.0)
     p.add_argument("--lr", type=float, default=1e-4)
