@@ -21,9 +21,9 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> None:
         help="train a tiny UT, UT+ACT and Transformer on an algorithmic task and print a table",
         description=__doc__,
     )
-    p.add_argument("--task", choices=TASKS, default="reverse")
-    p.add_argument("--train-length", type=int, default=12, help="train on lengths 1..N (default 12)")
-    p.add_argument("--test-lengths", type=int, nargs="+", default=[12, 24], help="evaluate at these lengths")
+    p.add_argument("--task", choices=TASKS, default="copy")
+    p.add_argument("--train-length", type=int, default=10, help="train on lengths 1..N (default 10)")
+    p.add_argument("--test-lengths", type=int, nargs="+", default=[10, 20], help="evaluate at these lengths")
     p.add_argument("--seconds", type=float, default=90.0, help="training time per model (default 90)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("runs/demo"),
@@ -59,7 +59,7 @@ def run_demo(args: argparse.Namespace) -> int:
         run_dir = args.out / name.split()[0].lower().replace("+", "-") / args.task
         if (run_dir / "config.yaml").is_file():  # the demo starts afresh: its own old run goes
             shutil.rmtree(run_dir)
-        trainer = Trainer(experiment, run_dir, progress=False)
+        trainer = Trainer(experiment, run_dir, progress=False, verbose=False)
         trainer.fit()
         test = trainer.evaluate_best("test")
         rows.append((name, trainer.step, test))

@@ -93,6 +93,7 @@ class Trainer:
         *,
         device: str | None = None,
         progress: bool = True,
+        verbose: bool = True,
         ctx: DistributedContext | None = None,
     ) -> None:
         self.experiment = experiment
@@ -100,6 +101,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.ctx = ctx or init_distributed(device)
         self.progress = progress
+        self.verbose = verbose
         if self.cfg.threads:
             torch.set_num_threads(self.cfg.threads)
         torch.manual_seed(self.cfg.seed)
@@ -248,7 +250,7 @@ class Trainer:
         ``train.time_limit``); returns a summary."""
         cfg = self.cfg
         resumed = self.prepare_run_dir()
-        if self.ctx.is_main:
+        if self.ctx.is_main and self.verbose:
             note = f"resuming at step {self.step}" if resumed else "starting"
             print(f"{note}: {self.experiment.model_class} with {self.model.num_parameters():,} parameters on {self.task.name}", flush=True)
         bar = _progress(self.step, cfg.steps, enabled=self.progress and self.ctx.is_main)
@@ -284,7 +286,7 @@ class Trainer:
         if bar is not None:
             bar.close()
         if stopped_for_time:
-            if self.ctx.is_main:
+            if self.ctx.is_main and self.verbose:
                 print(f"time limit reached at step {self.step}; run the same command again to resume", flush=True)
             return {"status": "time_limit", "step": self.step}
         return self._finish(early_stopped)
@@ -307,8 +309,9 @@ class Trainer:
         with open(self.run_dir / "metrics.jsonl", "a") as f:
             f.write(json.dumps(record) + "\n")
         self._tensorboard(record)
-        summary = ", ".join(f"{k}={v:.4f}" for k, v in metrics.items() if isinstance(v, float))
-        print(f"step {self.step}: train_loss={record['train_loss']:.4f} {summary}", flush=True)
+        if self.verbose:
+            summary = ", ".join(f"{k}={v:.4f}" for k, v in metrics.items() if isinstance(v, float))
+            print(f"step {self.step}: train_loss={record['train_loss']:.4f} {summary}", flush=True)
         if metrics["score"] > self.best["score"]:
             self.best = {"score": metrics["score"], "step": self.step, "metrics": metrics}
             self.evals_since_best = 0
