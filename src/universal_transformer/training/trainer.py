@@ -107,8 +107,10 @@ class Trainer:
         torch.manual_seed(self.cfg.seed)
         self.task = build_task(experiment.task, seed=self.cfg.seed)
         self.model = build_model(experiment, self.task).to(self.ctx.device)
+        # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
+        unused = getattr(self.model.config, "act", False) and getattr(self.model.config, "act_type", "") == "random"
         self.wrapped: nn.Module = (
-            DistributedDataParallel(self.model) if self.ctx.enabled else self.model
+            DistributedDataParallel(self.model, find_unused_parameters=unused) if self.ctx.enabled else self.model
         )
         opt = torch.optim.AdamW if self.cfg.optimizer == "adamw" else torch.optim.Adam
         self.optimizer = opt(
