@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from .batch import Batch
+
 PAD, BOS, EOS = 0, 1, 2
 DIGIT0 = 3
 PLUS = 13
@@ -20,19 +22,25 @@ TASKS = ("copy", "reverse", "addition")
 
 
 @dataclass
-class Seq2SeqBatch:
+class Seq2SeqBatch(Batch):
     """Padded ``src [B, Ls]``, decoder input ``tgt_in [B, Lt]`` (bos + target) and ``labels`` (target + eos)."""
 
     src: Tensor
     tgt_in: Tensor
     labels: Tensor
+    ignore_index: int = PAD
+
+    def model_inputs(self) -> dict[str, Tensor]:
+        return {"src": self.src, "tgt_in": self.tgt_in}
+
+    def positions(self) -> dict[str, int]:
+        return {"encoder": int((self.src != PAD).sum()), "decoder": int((self.tgt_in != PAD).sum())}
+
+    def select(self, rows: slice) -> "Seq2SeqBatch":
+        return Seq2SeqBatch(self.src[rows], self.tgt_in[rows], self.labels[rows])
 
     def to(self, device: torch.device | str) -> "Seq2SeqBatch":
         return Seq2SeqBatch(self.src.to(device), self.tgt_in.to(device), self.labels.to(device))
-
-    @property
-    def num_tokens(self) -> int:
-        return int((self.labels != PAD).sum())
 
 
 def digits_to_tokens(digits: list[int]) -> list[int]:
@@ -98,11 +106,3 @@ def collate(pairs: list[tuple[list[int], list[int]]]) -> Seq2SeqBatch:
         tgt_in[i, : len(t) + 1] = torch.tensor([BOS, *t])
         labels[i, : len(t) + 1] = torch.tensor([*t, EOS])
     return Seq2SeqBatch(src, tgt_in, labels)
-
-
-def make_batch(
-    task: str, batch_size: int, generator: torch.Generator, *, min_length: int = 1, max_length: int = 40
-) -> Seq2SeqBatch:
-    """A batch of examples with lengths drawn uniformly from ``[min_length, max_length]``."""
-    lengths = torch.randint(min_length, max_length + 1, (batch_size,), generator=generator).tolist()
-    return collate([make_example(task, n, generator) for n in lengths])

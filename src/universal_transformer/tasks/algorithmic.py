@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -14,29 +13,7 @@ from ..data.algorithmic import (
 )
 from ..evaluation.metrics import AccuracyCounts
 from ..generation import generate
-from .base import Batch, Task
-
-
-@dataclass
-class TrainSeq2SeqBatch(Batch):
-    """A :class:`Seq2SeqBatch` as the trainer sees it."""
-
-    src: Tensor
-    tgt_in: Tensor
-    labels: Tensor
-    ignore_index: int = PAD
-
-    def model_inputs(self) -> dict[str, Tensor]:
-        return {"src": self.src, "tgt_in": self.tgt_in}
-
-    def positions(self) -> dict[str, int]:
-        return {"encoder": int((self.src != PAD).sum()), "decoder": int((self.tgt_in != PAD).sum())}
-
-    def select(self, rows: slice) -> "TrainSeq2SeqBatch":
-        return TrainSeq2SeqBatch(self.src[rows], self.tgt_in[rows], self.labels[rows])
-
-    def to(self, device) -> "TrainSeq2SeqBatch":
-        return TrainSeq2SeqBatch(self.src.to(device), self.tgt_in.to(device), self.labels.to(device))
+from .base import Task
 
 
 class AlgorithmicTask(Task):
@@ -79,15 +56,14 @@ class AlgorithmicTask(Task):
     def model_overrides(self) -> dict[str, Any]:
         return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
 
-    def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> TrainSeq2SeqBatch:
+    def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> Seq2SeqBatch:
         gen = torch.Generator().manual_seed((self.seed * 2_147_483_647 + step) % 2**63)
         top = int(torch.randint(self.min_length, self.max_length + 1, (1,), generator=gen))
         bottom = max(self.min_length, top - self.bucket_width + 1)
         per_example = 2 * top + 2  # source + target + eos (+ carry/separator slack)
         size = max(1, min(max_batch_size, batch_tokens // per_example))
         lengths = torch.randint(bottom, top + 1, (size,), generator=gen).tolist()
-        batch = collate([make_example(self.task, n, gen) for n in lengths])
-        return TrainSeq2SeqBatch(batch.src, batch.tgt_in, batch.labels)
+        return collate([make_example(self.task, n, gen) for n in lengths])
 
     def eval_batches(self, split: str, length: int) -> list[Seq2SeqBatch]:
         """Fixed evaluation sets: ``eval_examples`` examples of exactly ``length``, seeded by split and length."""

@@ -9,37 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-
-
-class Batch(ABC):
-    """A batch the trainer can split across devices and accumulation steps."""
-
-    labels: Tensor
-    ignore_index: int = -100
-
-    @abstractmethod
-    def model_inputs(self) -> dict[str, Tensor]:
-        """Keyword arguments of the model's forward."""
-
-    @abstractmethod
-    def positions(self) -> dict[str, int]:
-        """Real (non-padding) positions per stack, for the ponder cost normaliser."""
-
-    @abstractmethod
-    def select(self, rows: slice) -> "Batch":
-        """A sub-batch of rows (for data parallelism and gradient accumulation)."""
-
-    @abstractmethod
-    def to(self, device: torch.device | str) -> "Batch":
-        ...
-
-    @property
-    def size(self) -> int:
-        return self.labels.shape[0]
-
-    @property
-    def num_targets(self) -> int:
-        return int((self.labels != self.ignore_index).sum())
+from ..data.batch import Batch
 
 
 class Task(ABC):
