@@ -92,9 +92,9 @@ class AlgorithmicTask(Task):
                 batch = batch.to(device)
                 tokens = generate(model, batch.src, max_new_tokens=batch.labels.shape[1] + 1)
                 counts.update(tokens, batch.labels, PAD)
-                out = model(batch.src, batch.tgt_in)
-                if "encoder" in getattr(out, "halting", {}):
-                    ponder.append(float(out.halting["encoder"].ponder_cost))
+                ponder_time = _encoder_ponder_time(model, batch)
+                if ponder_time is not None:
+                    ponder.append(ponder_time)
             result[f"len{length}/char_accuracy"] = counts.char_accuracy
             result[f"len{length}/sequence_accuracy"] = counts.sequence_accuracy
             if ponder:
@@ -109,3 +109,13 @@ class AlgorithmicTask(Task):
 
     def decode_tokens(self, tokens: list[int]) -> str:
         return tokens_to_text(tokens)
+
+
+def _encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch) -> float | None:
+    """Mean encoder ponder time: a teacher-forced pass for ACT models; fixed-step models
+    take exactly ``num_steps`` (no pass needed); the LSTM has none."""
+    config = model.config
+    if getattr(config, "act", False):
+        return float(model(batch.src, batch.tgt_in).halting["encoder"].ponder_cost)
+    encoder = getattr(model, "encoder", None)
+    return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None
