@@ -33,6 +33,20 @@ def test_best_seed_on_validation_and_failed_count(tmp_path):
     assert "| average error | 7.00 |" in table and "| failed (> 5%) | 1 |" in table
 
 
+def test_joint_model_is_picked_as_a_whole(tmp_path):
+    def joint(seed, val_score, errors):
+        folder = tmp_path / f"seed-{seed}" / "joint"
+        folder.mkdir(parents=True)
+        test = {f"task{t}/error": e for t, e in errors.items()}
+        (folder / "metrics.json").write_text(json.dumps({"validation": {"score": val_score}, "test": test}))
+
+    joint(0, val_score=-5.0, errors={1: 0.0, 2: 30.0})  # best on task 1, but not overall
+    joint(1, val_score=-2.0, errors={1: 4.0, 2: 10.0})
+    best = best_of_seeds(collect_runs(tmp_path))
+    assert best[1] is best[2] and best[1]["test"]["task1/error"] == 4.0
+    assert "| average error | 7.00 |" in error_table({"UT joint": best})
+
+
 @needs_data
 def test_report_and_plot_commands(tmp_path):
     config = {

@@ -14,8 +14,9 @@ def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "babi-report",
         help="tabulate bAbI runs: per-task test error, average, failed tasks (best seed on validation)",
-        description="Each ROOT holds single-task runs (ROOT/**/taskN/metrics.json, e.g. one folder per seed); "
-        "for every task the run with the best validation score is shown.",
+        description="Each ROOT holds finished runs (ROOT/**/metrics.json), e.g. seed-S/taskN for 'train single' "
+        "or seed-S/joint for 'train joint'. For every task the run with the best validation score is shown; "
+        "a joint model is picked as a whole, on its validation score over all tasks.",
     )
     p.add_argument("roots", nargs="+", type=Path, metavar="ROOT")
     p.add_argument("--names", nargs="+", default=None, help="column names (default: folder names)")

@@ -10,22 +10,38 @@ from typing import Any
 FAIL_ABOVE = 5.0  # a task fails at > 5% test error (SPEC section 3)
 
 
-def collect_runs(root: str | Path) -> dict[int, list[dict[str, Any]]]:
-    """Finished single-task runs under ``root`` (``**/taskN/metrics.json``), grouped by task."""
-    runs: dict[int, list[dict[str, Any]]] = {}
-    for path in sorted(Path(root).glob("**/task*/metrics.json")):
-        m = re.fullmatch(r"task(\d+)", path.parent.name)
-        if not m:
-            continue
+def _run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
+    """The tasks a finished run was tested on, from its ``taskN/error`` metrics."""
+    return tuple(sorted(int(m.group(1)) for key in summary.get("test", {}) if (m := re.fullmatch(r"task(\d+)/error", key))))
+
+
+def collect_runs(root: str | Path) -> list[dict[str, Any]]:
+    """Finished bAbI runs under ``root`` (any ``**/metrics.json`` with per-task test errors):
+    single-task runs (``seed-S/taskN``) and joint runs (one model on several tasks) alike."""
+    runs = []
+    for path in sorted(Path(root).glob("**/metrics.json")):
         summary = json.loads(path.read_text())
-        summary["run_dir"] = str(path.parent)
-        runs.setdefault(int(m.group(1)), []).append(summary)
+        if summary.get("test") and _run_tasks(summary):
+            summary["run_dir"] = str(path.parent)
+            runs.append(summary)
     return runs
 
 
-def best_of_seeds(runs: dict[int, list[dict[str, Any]]]) -> dict[int, dict[str, Any]]:
-    """For each task, the run with the best validation score (the paper picks the best of 10 seeds)."""
-    return {task: max(group, key=lambda r: (r.get("validation") or {}).get("score", float("-inf"))) for task, group in runs.items()}
+def best_of_seeds(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Per task, the run with the best validation score (the paper picks the best of 10 seeds).
+
+    Runs are compared only with runs of the same task set: seeds of one single-task run
+    with each other, seeds of a joint model with each other (the joint model is picked as a
+    whole, on its validation score over all its tasks)."""
+    groups: dict[tuple[int, ...], list[dict[str, Any]]] = {}
+    for run in runs:
+        groups.setdefault(_run_tasks(run), []).append(run)
+    best: dict[int, dict[str, Any]] = {}
+    for tasks, group in sorted(groups.items(), key=lambda item: len(item[0])):
+        winner = max(group, key=lambda r: (r.get("validation") or {}).get("score", float("-inf")))
+        for task in tasks:
+            best.setdefault(task, winner)  # a single-task run outranks a joint run in the same root
+    return best
 
 
 def error_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
