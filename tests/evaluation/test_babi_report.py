@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table
+from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_table
 
 from ..data.test_babi import BABI, needs_data
 from ..training.conftest import run_ut
@@ -31,6 +31,12 @@ def test_best_seed_on_validation_and_failed_count(tmp_path):
     table = error_table({"UT": best})
     assert "| 1 | 2.0 |" in table and "| 2 | 12.0 |" in table
     assert "| average error | 7.00 |" in table and "| failed (> 5%) | 1 |" in table
+    assert "| 2 | 4.00 |" in ponder_table({"UT": best})
+    # a run re-scored by `ut eval --split test` reports its new test metrics
+    (tmp_path / "seed-0" / "task2" / "eval-test.json").write_text(json.dumps(
+        {"task2/error": 11.0, "task2/ponder_time": 3.5, "task2/ponder_std": 1.25}))
+    best = best_of_seeds(collect_runs(tmp_path))
+    assert "| 2 | 11.0 |" in error_table({"UT": best}) and "| 2 | 3.50 ± 1.25 |" in ponder_table({"UT": best})
 
 
 def test_joint_model_is_picked_as_a_whole(tmp_path):
@@ -59,8 +65,9 @@ def test_report_and_plot_commands(tmp_path):
     path.write_text(yaml.safe_dump(config))
     run = tmp_path / "runs" / "seed-0" / "task2"
     assert run_ut("train", str(path), "--out", str(run), "--no-progress").returncode == 0
-    report = run_ut("babi-report", str(tmp_path / "runs"), "--names", "UT+ACT")
+    report = run_ut("babi-report", str(tmp_path / "runs"), "--names", "UT+ACT", "--ponder")
     assert report.returncode == 0 and "| 2 |" in report.stdout and "task 2:" in report.stdout
+    assert " ± " in report.stdout  # the ponder table
     plot = run_ut("babi-plot", str(run), "--index", "1")
     assert plot.returncode == 0, plot.stderr
     for name in ("test-1-attention.png", "test-1-ponder.png"):

@@ -82,3 +82,29 @@ def test_missing_10k_file_falls_back_to_1k_and_says_so(capsys):
 def test_bad_data_dir_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="no such bAbI folder"):
         BabiTask({"name": "babi", "data_dir": str(tmp_path), "set": "en", "tasks": 1}, seed=0)
+
+
+@needs_data
+def test_ponder_time_is_averaged_over_all_real_positions():
+    """Paper section 3.1: mean and std of the ponder time over all positions of all test examples."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 2], "memory_size": 10,
+                     "eval_batch_size": 64}, seed=0)
+    cfg = UTConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                   fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=3,
+                   act=True, act_bias_init=-0.5, position_embedding="none")  # batching moves absolute positions
+    torch.manual_seed(0)
+    model = UTStoryQA(cfg)
+    result = task.evaluate(model, "validation")
+    data = task.splits["validation"]
+    values: dict[int, list[float]] = {1: [], 2: []}
+    with torch.no_grad():
+        for i in range(len(data)):  # one example at a time: no padding beyond its own empty slots
+            batch = data.batch(torch.tensor([i]))
+            stats = model(**batch.model_inputs()).halting["encoder"]
+            real = ~stats.padding[0] if stats.padding is not None else torch.ones(stats.ponder_time.shape[1], dtype=torch.bool)
+            values[int(data.task[i])] += stats.ponder_time[0][real].double().tolist()
+    for t in (1, 2):
+        v = torch.tensor(values[t], dtype=torch.float64)
+        assert len(v) > 100 and v.std() > 0.01  # ACT makes the ponder time vary over positions
+        assert result[f"task{t}/ponder_time"] == pytest.approx(v.mean().item(), rel=1e-5)
+        assert result[f"task{t}/ponder_std"] == pytest.approx(v.std().item(), rel=1e-4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts
+from ..evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table
 from ..tasks import build_task
 from .run import _load_model, _load_run
 
@@ -20,6 +20,7 @@ def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("roots", nargs="+", type=Path, metavar="ROOT")
     p.add_argument("--names", nargs="+", default=None, help="column names (default: folder names)")
+    p.add_argument("--ponder", action="store_true", help="also print the test ponder time per task (mean ± std)")
     p.set_defaults(run=run_report)
 
     p = commands.add_parser("babi-plot", help="plot attention over facts per step/head and ponder time per fact")
@@ -34,11 +35,14 @@ def run_report(args: argparse.Namespace) -> int:
     names = args.names or [root.name for root in args.roots]
     columns = {name: best_of_seeds(collect_runs(root)) for name, root in zip(names, args.roots)}
     print(error_table(columns))
+    if args.ponder:
+        print("\nTest ponder time per task, mean ± std over all positions:\n")
+        print(ponder_table(columns))
     for name, column in columns.items():
         ponder = ponder_by_supporting_facts(column)
         if ponder:
-            print(f"{name}: mean test ponder time, tasks with 1/2/3 supporting facts: "
-                  + ", ".join(f"task {t}: {v:.2f}" for t, v in ponder.items()))
+            print(f"{name}: test ponder time, tasks with 1/2/3 supporting facts: "
+                  + ", ".join(f"task {t}: {m:.2f}" + (f"±{s:.2f}" if s is not None else "") for t, (m, s) in ponder.items()))
     return 0
 
 

@@ -17,10 +17,15 @@ def _run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
 
 def collect_runs(root: str | Path) -> list[dict[str, Any]]:
     """Finished bAbI runs under ``root`` (any ``**/metrics.json`` with per-task test errors):
-    single-task runs (``seed-S/taskN``) and joint runs (one model on several tasks) alike."""
+    single-task runs (``seed-S/taskN``) and joint runs (one model on several tasks) alike.
+    Where ``ut eval RUN --split test`` has re-scored a run (``eval-test.json``), its test
+    metrics are used."""
     runs = []
     for path in sorted(Path(root).glob("**/metrics.json")):
         summary = json.loads(path.read_text())
+        rescored = path.parent / "eval-test.json"
+        if rescored.exists():
+            summary["test"] = json.loads(rescored.read_text())
         if summary.get("test") and _run_tasks(summary):
             summary["run_dir"] = str(path.parent)
             runs.append(summary)
@@ -44,34 +49,54 @@ def best_of_seeds(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     return best
 
 
-def error_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
-    """Markdown table: one row per task, one column per model; then average error and failed tasks."""
+def _task_rows(columns: dict[str, dict[int, dict[str, Any]]], key: str) -> tuple[list[str], dict[str, list[dict[str, Any]]]]:
+    """Header and one row per task; a cell shows ``test[taskN/key]`` (``-`` where a model has
+    no run or no such metric). Also returns each column's test metrics, task by task."""
     names = list(columns)
     tasks = sorted({t for col in columns.values() for t in col})
     lines = ["| task | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    errors: dict[str, list[float]] = {n: [] for n in names}
+    shown: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
     for task in tasks:
         cells = []
         for name in names:
             run = columns[name].get(task)
-            if run is None:
+            value = None if run is None else run["test"].get(f"task{task}/{key}")
+            if value is None:
                 cells.append("-")
                 continue
-            error = run["test"][f"task{task}/error"]
-            errors[name].append(error)
-            cells.append(f"{error:.1f}")
+            test = {k.split("/", 1)[1]: v for k, v in run["test"].items() if k.startswith(f"task{task}/")}
+            shown[name].append(test)
+            std = test.get("ponder_std") if key == "ponder_time" else None
+            cells.append(f"{value:.1f}" if key == "error" else f"{value:.2f}" + (f" ± {std:.2f}" if std is not None else ""))
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return lines, shown
+
+
+def error_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
+    """Markdown table: one row per task, one column per model (test error %); then average
+    error and failed tasks, as in the paper's Table 1 and Appendix C."""
+    lines, shown = _task_rows(columns, "error")
+    errors = {name: [t["error"] for t in tests] for name, tests in shown.items()}
     lines.append("| average error | " + " | ".join(f"{sum(e) / len(e):.2f}" if e else "-" for e in errors.values()) + " |")
     lines.append("| failed (> 5%) | " + " | ".join(str(sum(x > FAIL_ABOVE for x in e)) for e in errors.values()) + " |")
     lines.append("| tasks run | " + " | ".join(str(len(e)) for e in errors.values()) + " |")
     return "\n".join(lines)
 
 
-def ponder_by_supporting_facts(column: dict[int, dict[str, Any]]) -> dict[int, float]:
-    """Mean test ponder time of tasks 1, 2, 3 (one, two, three supporting facts), as the paper reports."""
+def ponder_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
+    """Markdown table of the mean ± std test ponder time per task (over all positions)."""
+    lines, shown = _task_rows(columns, "ponder_time")
+    means = {name: [t["ponder_time"] for t in tests] for name, tests in shown.items()}
+    lines.append("| mean over tasks | " + " | ".join(f"{sum(m) / len(m):.2f}" if m else "-" for m in means.values()) + " |")
+    return "\n".join(lines)
+
+
+def ponder_by_supporting_facts(column: dict[int, dict[str, Any]]) -> dict[int, tuple[float, float | None]]:
+    """Test ponder time (mean, std over all positions) of tasks 1, 2, 3 (one, two, three
+    supporting facts), as the paper reports them (2.3±0.8, 3.1±1.1, 3.8±2.2)."""
     out = {}
     for task in (1, 2, 3):
         run = column.get(task)
         if run is not None and f"task{task}/ponder_time" in run["test"]:
-            out[task] = run["test"][f"task{task}/ponder_time"]
+            out[task] = (run["test"][f"task{task}/ponder_time"], run["test"].get(f"task{task}/ponder_std"))
     return out

@@ -9,7 +9,6 @@ list, or ``all``), ``memory_size`` (most recent facts kept, 50), ``validation_fr
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,15 +183,28 @@ class BabiTask(Task):
         model.eval()
         data = self.splits[split]
         device = next(model.parameters()).device
-        correct, ponder = [], []
+        correct, ponder_sum, ponder_sq, positions = [], [], [], []
         for i in range(0, len(data), self.eval_batch_size):
             batch = data.batch(torch.arange(i, min(i + self.eval_batch_size, len(data)))).to(device)
             out = model(**batch.model_inputs())
             correct.append((out.logits.argmax(-1) == batch.labels).cpu())
             stats = out.halting["encoder"]
             real = (~stats.padding).float() if stats.padding is not None else torch.ones_like(stats.ponder_time)
-            ponder.append(((stats.ponder_time * real).sum(1) / real.sum(1)).cpu())
-        hit, per_example_ponder = torch.cat(correct), torch.cat(ponder)
+            ponder = stats.ponder_time.double() * real
+            ponder_sum.append(ponder.sum(1).cpu())
+            ponder_sq.append((ponder * ponder).sum(1).cpu())
+            positions.append(real.sum(1).double().cpu())
+        hit = torch.cat(correct)
+        # Per example: sum, sum of squares and count of the real positions' ponder times, so that
+        # a group's mean and std are over all its positions, as the paper reports them.
+        p_sum, p_sq, p_count = torch.cat(ponder_sum), torch.cat(ponder_sq), torch.cat(positions)
+
+        def mean_std(mask: Tensor) -> tuple[float, float]:
+            n = p_count[mask].sum()
+            mean = p_sum[mask].sum() / n
+            var = (p_sq[mask].sum() / n - mean * mean).clamp_min(0.0) * n / (n - 1).clamp_min(1.0)
+            return mean.item(), var.sqrt().item()
+
         result: dict[str, Any] = {}
         errors = []
         for task in self.tasks:
@@ -200,14 +212,9 @@ class BabiTask(Task):
             error = 100.0 * (1.0 - hit[mask].float().mean().item())
             errors.append(error)
             result[f"task{task}/error"] = error
-            result[f"task{task}/ponder_time"] = per_example_ponder[mask].mean().item()
-        by_support: dict[int, list[float]] = defaultdict(list)
-        for k, p in zip(data.supporting.tolist(), per_example_ponder.tolist()):
-            by_support[k].append(p)
-        for k in sorted(by_support):
-            values = torch.tensor(by_support[k])
-            result[f"supporting{k}/ponder_mean"] = values.mean().item()
-            result[f"supporting{k}/ponder_std"] = values.std().item() if len(values) > 1 else 0.0
+            result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
+        for k in sorted(set(data.supporting.tolist())):
+            result[f"supporting{k}/ponder_mean"], result[f"supporting{k}/ponder_std"] = mean_std(data.supporting == k)
         result["mean_error"] = sum(errors) / len(errors)
         result["failed_tasks"] = sum(e > 5.0 for e in errors)
         result["score"] = -result["mean_error"]
