@@ -11,6 +11,14 @@ from universal_transformer.data.babi import BabiFormatError, read_babi, task_fil
 BABI = Path(__file__).resolve().parents[3] / "shared" / "data" / "babi"
 needs_data = pytest.mark.skipif(not BABI.is_dir(), reason="needs ../shared/data/babi")
 
+# A tiny bAbI experiment for command-line tests (a few steps on task 2 of the 1k set).
+TINY_BABI = {
+    "model_class": "UTStoryQA",
+    "model": {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_steps": 2, "act": True},
+    "task": {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": 2, "memory_size": 20},
+    "train": {"steps": 4, "eval_every": 2, "max_batch_size": 8, "threads": 1},
+}
+
 STORY = """1 Mary moved to the bathroom.
 2 John went to the hallway.
 3 Where is Mary? \tbathroom\t1

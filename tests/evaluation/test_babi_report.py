@@ -9,7 +9,7 @@ import yaml
 
 from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_table
 
-from ..data.test_babi import BABI, needs_data
+from ..data.test_babi import TINY_BABI, needs_data
 from ..training.conftest import run_ut
 
 
@@ -55,14 +55,8 @@ def test_joint_model_is_picked_as_a_whole(tmp_path):
 
 @needs_data
 def test_report_and_plot_commands(tmp_path):
-    config = {
-        "model_class": "UTStoryQA",
-        "model": {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_steps": 2, "act": True},
-        "task": {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": 2, "memory_size": 20},
-        "train": {"steps": 4, "eval_every": 2, "max_batch_size": 8, "threads": 1},
-    }
     path = tmp_path / "babi.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path.write_text(yaml.safe_dump(TINY_BABI))
     run = tmp_path / "runs" / "seed-0" / "task2"
     assert run_ut("train", str(path), "--out", str(run), "--no-progress").returncode == 0
     report = run_ut("babi-report", str(tmp_path / "runs"), "--names", "UT+ACT", "--ponder")

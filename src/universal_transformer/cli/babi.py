@@ -3,14 +3,41 @@
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from pathlib import Path
 
+from ..config import ConfigError
 from ..evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table
 from ..tasks import build_task
+from ..tasks.babi import parse_tasks
+from ..training.config import load_experiment
+from ..training.distributed import shutdown_distributed
+from ..training.trainer import Trainer, TrainingDiverged
 from .run import _load_model, _load_run
 
 
 def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "babi-train",
+        help="train bAbI models, single (one per task) or joint, over seeds; then print the table",
+        description="'train single' trains one model per task into OUT/seed-S/taskN; --joint trains one model "
+        "on all the given tasks into OUT/seed-S/joint. Runs that finished are skipped and an interrupted run "
+        "resumes from its checkpoint, so the same command continues a sweep. At the end the per-task test "
+        "error table (best seed on validation) is printed, as by 'ut babi-report OUT'.",
+    )
+    p.add_argument("config", type=Path, help="experiment YAML with a babi task, e.g. configs/babi/ut-act.yaml")
+    p.add_argument("--out", type=Path, required=True, help="root folder of the runs")
+    p.add_argument("--tasks", nargs="+", default=["all"], help="task numbers, or 'all' (default)")
+    p.add_argument("--data", dest="data_set", choices=("en", "en-10k"), default=None,
+                   help="en (1k) or en-10k (default: the config's task.set)")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (the paper: best of 10)")
+    p.add_argument("--joint", action="store_true", help="one model on all the tasks ('train joint')")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.steps=3000")
+    p.add_argument("--device", default=None)
+    p.set_defaults(run=run_train_sweep)
+
     p = commands.add_parser(
         "babi-report",
         help="tabulate bAbI runs: per-task test error, average, failed tasks (best seed on validation)",
@@ -31,19 +58,62 @@ def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_plot)
 
 
+def run_train_sweep(args: argparse.Namespace) -> int:
+    tasks = parse_tasks(args.tasks if args.tasks != ["all"] else "all")
+    groups = [tasks] if args.joint else [[t] for t in tasks]
+    failed = []
+    try:
+        for seed in args.seeds:
+            for group in groups:
+                name = "joint" if args.joint else f"task{group[0]}"
+                run_dir = args.out / f"seed-{seed}" / name
+                if (run_dir / "metrics.json").exists():
+                    print(f"{run_dir}: finished earlier, skipped", flush=True)
+                    continue
+                overrides = [*args.overrides, f"task.tasks={json.dumps(group)}", f"train.seed={seed}"]
+                if args.data_set:
+                    overrides.append(f"task.set={args.data_set}")
+                experiment = load_experiment(args.config, overrides)
+                if experiment.task.get("name") != "babi":
+                    raise ConfigError(f"{args.config}: task.name must be babi for babi-train")
+                start = time.monotonic()
+                try:
+                    summary = Trainer(experiment, run_dir, device=args.device, progress=False, verbose=False).fit()
+                except TrainingDiverged as err:
+                    failed.append(f"{run_dir}: {err}")
+                    print(f"{run_dir}: training diverged: {err}", flush=True)
+                    continue
+                if summary.get("status") == "time_limit":
+                    print(f"{run_dir}: time limit reached at step {summary['step']}; run again to resume", flush=True)
+                    return 0
+                print(f"{run_dir}: step {summary['step']} (best {summary['best_step']}), validation error "
+                      f"{summary['validation']['mean_error']:.1f}%, test error {summary['test']['mean_error']:.1f}%, "
+                      f"{time.monotonic() - start:.0f} s", flush=True)
+    finally:
+        shutdown_distributed()
+    print()
+    _print_report({args.out.name: best_of_seeds(collect_runs(args.out))}, ponder=False)
+    for line in failed:
+        print(f"failed: {line}")
+    return 1 if failed else 0
+
+
 def run_report(args: argparse.Namespace) -> int:
     names = args.names or [root.name for root in args.roots]
-    columns = {name: best_of_seeds(collect_runs(root)) for name, root in zip(names, args.roots)}
+    _print_report({name: best_of_seeds(collect_runs(root)) for name, root in zip(names, args.roots)}, ponder=args.ponder)
+    return 0
+
+
+def _print_report(columns: dict, *, ponder: bool) -> None:
     print(error_table(columns))
-    if args.ponder:
+    if ponder:
         print("\nTest ponder time per task, mean ± std over all positions:\n")
         print(ponder_table(columns))
     for name, column in columns.items():
-        ponder = ponder_by_supporting_facts(column)
-        if ponder:
+        by_facts = ponder_by_supporting_facts(column)
+        if by_facts:
             print(f"{name}: test ponder time, tasks with 1/2/3 supporting facts: "
-                  + ", ".join(f"task {t}: {m:.2f}" + (f"±{s:.2f}" if s is not None else "") for t, (m, s) in ponder.items()))
-    return 0
+                  + ", ".join(f"task {t}: {m:.2f}" + (f"±{s:.2f}" if s is not None else "") for t, (m, s) in by_facts.items()))
 
 
 def run_plot(args: argparse.Namespace) -> int:

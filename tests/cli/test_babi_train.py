@@ -1,0 +1,47 @@
+"""``ut babi-train``: single and joint sweeps over tasks and seeds, resumable, with the table."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from ..data.test_babi import TINY_BABI, needs_data
+from ..training.conftest import TINY, run_ut
+
+
+@needs_data
+def test_single_sweep_over_tasks_and_seeds_then_skips_finished_runs(tmp_path):
+    config = tmp_path / "babi.yaml"
+    config.write_text(yaml.safe_dump(TINY_BABI))
+    out = tmp_path / "runs"
+    result = run_ut("babi-train", str(config), "--out", str(out), "--tasks", "1", "3", "--seeds", "0", "1")
+    assert result.returncode == 0, result.stderr
+    for seed in (0, 1):
+        for task in (1, 3):
+            summary = json.loads((out / f"seed-{seed}" / f"task{task}" / "metrics.json").read_text())
+            assert list(k for k in summary["test"] if k.endswith("/error")) == [f"task{task}/error"]
+            saved = yaml.safe_load((out / f"seed-{seed}" / f"task{task}" / "config.yaml").read_text())
+            assert saved["train"]["seed"] == seed
+    assert "| 1 |" in result.stdout and "| 3 |" in result.stdout and "| tasks run | 2 |" in result.stdout
+    again = run_ut("babi-train", str(config), "--out", str(out), "--tasks", "1", "--seeds", "0")
+    assert again.returncode == 0 and "finished earlier, skipped" in again.stdout
+
+
+@needs_data
+def test_joint_trains_one_model_on_all_tasks_given(tmp_path):
+    config = tmp_path / "babi.yaml"
+    config.write_text(yaml.safe_dump(TINY_BABI))
+    out = tmp_path / "joint"
+    result = run_ut("babi-train", str(config), "--out", str(out), "--tasks", "1", "2", "3", "--joint")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "seed-0" / "joint" / "metrics.json").read_text())
+    assert {k for k in summary["test"] if k.endswith("/error")} == {"task1/error", "task2/error", "task3/error"}
+    assert "| tasks run | 3 |" in result.stdout
+
+
+def test_refuses_a_config_that_is_not_babi(tmp_path):
+    config = tmp_path / "copy.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    result = run_ut("babi-train", str(config), "--out", str(tmp_path / "runs"), "--tasks", "1")
+    assert result.returncode == 2 and "task.name must be babi" in result.stderr
