@@ -40,6 +40,7 @@ def test_parses_stories_questions_answers_and_supporting_facts(tmp_path):
     assert len(second.facts) == 3 and second.supporting == [2]  # question lines are not facts
     assert third.facts == [["sandra", "got", "the", "apple", "there"]]  # a new story starts at id 1
     assert third.answer == "apple,milk"  # list answers stay one class
+    assert [ex.story for ex in examples] == [0, 0, 1]
 
 
 @pytest.mark.parametrize(

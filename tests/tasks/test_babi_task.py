@@ -60,8 +60,15 @@ def test_parse_tasks():
 @needs_data
 def test_task_split_vocab_and_encoding():
     task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}, seed=0)
-    assert len(task.splits["train"]) == 1800 and len(task.splits["validation"]) == 200
+    assert len(task.splits["train"]) + len(task.splits["validation"]) == 2000
     assert len(task.splits["test"]) == 2000
+    # 10% of the stories of each task are held out, whole: no story is in both splits
+    raw = task._load()
+    for t in (1, 8):
+        train_stories = {ex.story for ex in raw["train"] if ex.task == t}
+        held_stories = {ex.story for ex in raw["validation"] if ex.task == t}
+        assert not train_stories & held_stories
+        assert len(held_stories) == round(0.1 * (len(train_stories) + len(held_stories)))
     assert any("," in a for a in task.answers)  # task 8 list answers are classes
     batch = task.train_batch(0, batch_tokens=0, max_batch_size=16)
     assert batch.facts.shape == (16, 20, task.fact_words) and batch.labels.shape == (16,)

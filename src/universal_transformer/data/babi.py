@@ -28,6 +28,7 @@ class BabiExample:
     answer: str
     supporting: list[int]  # indices into ``facts``
     task: int
+    story: int = 0  # which story of its file (from 0); the questions of a story share facts
 
 
 def tokenize(sentence: str) -> list[str]:
@@ -44,6 +45,7 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
     facts: list[list[str]] = []
     fact_index: dict[int, int] = {}  # line id -> index in facts
     previous_id = 0
+    story = -1
     with open(path, encoding="utf-8") as handle:
         for lineno, raw in enumerate(handle, start=1):
             line = raw.rstrip("\n").rstrip("\r")
@@ -56,6 +58,7 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
             line_id = int(number)
             if line_id == 1:
                 facts, fact_index = [], {}
+                story += 1
             elif line_id != previous_id + 1:
                 raise BabiFormatError(f"{where}: line id {line_id} follows {previous_id} (ids count up from 1 in a story)")
             previous_id = line_id
@@ -76,7 +79,7 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
                 if not token.isdigit() or int(token) not in fact_index:
                     raise BabiFormatError(f"{where}: supporting fact id {token!r} is not a fact line of this story")
                 supporting.append(fact_index[int(token)])
-            examples.append(BabiExample([list(f) for f in facts], tokenize(question), answer.lower(), supporting, task))
+            examples.append(BabiExample([list(f) for f in facts], tokenize(question), answer.lower(), supporting, task, story))
     if not examples:
         raise BabiFormatError(f"{path}: no questions found")
     return examples

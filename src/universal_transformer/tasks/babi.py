@@ -3,7 +3,8 @@
 Options: ``data_dir`` (the folder holding ``en`` and ``en-10k``; default
 ``../shared/data/babi``), ``set`` (``en`` = 1k, ``en-10k`` = 10k), ``tasks`` (a number, a
 list, or ``all``), ``memory_size`` (most recent facts kept, 50), ``validation_fraction``
-(0.1, held out of each task's training file with ``split_seed``), ``eval_batch_size``.
+(0.1 of the stories of each task's training file, held out whole with ``split_seed``),
+``eval_batch_size``.
 """
 
 from __future__ import annotations
@@ -118,10 +119,13 @@ class BabiTask(Task):
                 self.notes.append(note)
                 print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
-            order = torch.randperm(len(examples), generator=torch.Generator().manual_seed(self.split_seed + task)).tolist()
-            held = int(round(self.validation_fraction * len(examples)))
-            validation += [examples[i] for i in order[:held]]
-            train += [examples[i] for i in order[held:]]
+            # Hold out whole stories: questions of one story share its facts, so a split by
+            # question would let validation questions be answered from memorised training stories.
+            stories = max(ex.story for ex in examples) + 1
+            order = torch.randperm(stories, generator=torch.Generator().manual_seed(self.split_seed + task)).tolist()
+            held = set(order[: int(round(self.validation_fraction * stories))])
+            validation += [ex for ex in examples if ex.story in held]
+            train += [ex for ex in examples if ex.story not in held]
             test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
         return {"train": train, "validation": validation, "test": test}
 
