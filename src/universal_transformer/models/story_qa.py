@@ -3,19 +3,20 @@
 Each fact and the question is embedded as ``sum_j E[w_j] * M_j``: word embeddings
 multiplied elementwise by a learned vector per word position ``j``. The sequence of
 fact embeddings (oldest first) followed by the question embedding is the UT encoder's
-input; the answer is classified from the encoder output at the question's position.
+input; the answer is classified from the pooled encoder output (``config.pooling``:
+``last`` = the question's position, ``mean`` = all real positions, as the reference
+code's class-label output layer does).
 """
 
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import ConfigError, UTConfig
 from ..modules.recurrence import RecurrentStack
 from .base import ModelOutput
-from .transformer import _UTBase
+from .transformer import _UTClassifierBase
 
 
 class FactEncoder(nn.Module):
@@ -38,13 +39,13 @@ class FactEncoder(nn.Module):
         return (self.embed(words) * self.position_mask[:w]).sum(-2) * self.scale
 
 
-class UTStoryQA(_UTBase):
+class UTStoryQA(_UTClassifierBase):
     """bAbI model: fact encoder -> UT encoder (optionally with ACT) -> answer classifier."""
 
     def __init__(self, config: UTConfig) -> None:
         super().__init__(config)
-        if config.num_classes is None or config.fact_words is None:
-            raise ConfigError("UTStoryQA needs num_classes (answers) and fact_words (words per sentence) in the config")
+        if config.fact_words is None:
+            raise ConfigError("UTStoryQA needs fact_words (words per sentence) in the config")
         self.facts = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
         self.question = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
@@ -66,11 +67,8 @@ class UTStoryQA(_UTBase):
             self.embedding_dropout(h), padding=padding if bool(padding.any()) else None,
             positions=self._positions(h[..., 0]), need_weights=need_weights,
         )
-        logits = self.head(out.hidden[:, -1])
+        logits = self.head(self._pool(out.hidden, padding if bool(padding.any()) else None))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)
-
-    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
-        return F.cross_entropy(logits.float(), labels, label_smoothing=label_smoothing)
 
 
 __all__ = ["FactEncoder", "UTStoryQA"]

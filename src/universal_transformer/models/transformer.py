@@ -226,7 +226,32 @@ class UTLanguageModel(_UTBase):
         return state, self.decode_step(prompt, state)[:, -1]
 
 
-class UTEncoderClassifier(_UTBase):
+class _UTClassifierBase(_UTBase):
+    """An encoder whose pooled output (``config.pooling``) is classified into ``num_classes``
+    by ``self.head`` (made last by the subclass, so that initialisation draws stay in order)."""
+
+    def __init__(self, config: UTConfig) -> None:
+        super().__init__(config)
+        if config.num_classes is None:
+            raise ConfigError(f"{type(self).__name__} needs num_classes in the config")
+
+    def _pool(self, h: Tensor, padding: Tensor | None) -> Tensor:
+        """``mean`` over the real positions, the ``first`` or the ``last`` real position."""
+        kind = self.config.pooling
+        if kind == "first":
+            return h[:, 0]
+        real = torch.ones(h.shape[:2], dtype=torch.bool, device=h.device) if padding is None else ~padding
+        if kind == "last":
+            last = real.long().cumsum(1).argmax(1)  # index of the last real position
+            return h[torch.arange(h.shape[0], device=h.device), last]
+        weights = real.to(h.dtype)[..., None]
+        return (h * weights).sum(1) / weights.sum(1).clamp(min=1)
+
+    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
+        return F.cross_entropy(logits.float(), labels, label_smoothing=label_smoothing)
+
+
+class UTEncoderClassifier(_UTClassifierBase):
     """Encoder-only UT with a classification head on the pooled encoder output.
 
     Takes token ids or, for inputs that are not tokens (bAbI's fact embeddings, any
@@ -235,8 +260,6 @@ class UTEncoderClassifier(_UTBase):
 
     def __init__(self, config: UTConfig) -> None:
         super().__init__(config)
-        if config.num_classes is None:
-            raise ConfigError("UTEncoderClassifier needs num_classes in the config")
         self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
         self.head = nn.Linear(config.d_model, config.num_classes)
@@ -263,17 +286,3 @@ class UTEncoderClassifier(_UTBase):
         out = self.encoder(self.embedding_dropout(h), padding=padding, positions=self._positions(ref), need_weights=need_weights)
         logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)
-
-    def _pool(self, h: Tensor, padding: Tensor | None) -> Tensor:
-        kind = self.config.pooling
-        if kind == "first":
-            return h[:, 0]
-        real = torch.ones(h.shape[:2], dtype=torch.bool, device=h.device) if padding is None else ~padding
-        if kind == "last":
-            last = real.long().cumsum(1).argmax(1)  # index of the last real position
-            return h[torch.arange(h.shape[0], device=h.device), last]
-        weights = real.to(h.dtype)[..., None]
-        return (h * weights).sum(1) / weights.sum(1).clamp(min=1)
-
-    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
-        return F.cross_entropy(logits.float(), labels, label_smoothing=label_smoothing)
