@@ -28,7 +28,7 @@ _CHOICES = {
     "position_embedding": ("sinusoid", "learned", "none"),
     "act_type": ("basic", "accumulated", "global", "random"),
     "act_halted_state": ("copy", "transform"),
-    "pooling": ("mean", "first", "last"),
+    "pooling": (None, "mean", "first", "last"),
 }
 
 
@@ -104,8 +104,10 @@ class UTConfig(_BaseConfig):
     * depth: ``num_steps`` recurrent steps (UT) or layers (``share_weights=False``);
     * coordinate embedding (SPEC eq. 6-7): position + timestep signals added every step;
     * halting (SPEC section 2): ``act`` and the ``act_*`` fields;
-    * heads: ``num_classes`` and ``pooling`` (classifier), ``fact_words`` (words per fact of
-      the bAbI story model, for its learned per-word-position vectors).
+    * heads: ``num_classes`` and ``pooling`` (classifier readout; ``None`` = the model's
+      default: ``mean`` for ``UTEncoderClassifier``, ``last`` = the question for
+      ``UTStoryQA``), ``fact_words`` (words per fact of the bAbI story model, for its
+      learned per-word-position vectors).
     """
 
     model_type: ClassVar[str] = "universal_transformer"
@@ -149,7 +151,7 @@ class UTConfig(_BaseConfig):
     ponder_weight: float = 0.01
 
     num_classes: int | None = None
-    pooling: Literal["mean", "first", "last"] = "mean"
+    pooling: Literal["mean", "first", "last"] | None = None  # None: the model's own (mean; bAbI: last)
     fact_words: int | None = None
 
     def __post_init__(self) -> None:

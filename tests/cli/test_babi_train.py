@@ -26,6 +26,9 @@ def test_single_sweep_over_tasks_and_seeds_then_skips_finished_runs(tmp_path):
     assert "| 1 |" in result.stdout and "| 3 |" in result.stdout and "| tasks run | 2 |" in result.stdout
     again = run_ut("babi-train", str(config), "--out", str(out), "--tasks", "1", "--seeds", "0")
     assert again.returncode == 0 and "finished earlier, skipped" in again.stdout
+    # a finished run is only skipped when it is the run asked for
+    other = run_ut("babi-train", str(config), "--out", str(out), "--tasks", "1", "--data", "en-10k")
+    assert other.returncode == 2 and "task1 holds a run with a different config (task.set: 'en' there, 'en-10k' now)" in other.stderr
 
 
 @needs_data
@@ -38,6 +41,13 @@ def test_joint_trains_one_model_on_all_tasks_given(tmp_path):
     summary = json.loads((out / "seed-0" / "joint" / "metrics.json").read_text())
     assert {k for k in summary["test"] if k.endswith("/error")} == {"task1/error", "task2/error", "task3/error"}
     assert "| tasks run | 3 |" in result.stdout
+
+
+def test_bad_task_list_names_the_flag(tmp_path):
+    config = tmp_path / "babi.yaml"
+    config.write_text(yaml.safe_dump(TINY_BABI))
+    result = run_ut("babi-train", str(config), "--out", str(tmp_path / "runs"), "--tasks", "1,2")
+    assert result.returncode == 2 and "--tasks takes task numbers 1..20 or 'all'; got '1,2'" in result.stderr
 
 
 def test_refuses_a_config_that_is_not_babi(tmp_path):

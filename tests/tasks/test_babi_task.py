@@ -115,3 +115,35 @@ def test_ponder_time_is_averaged_over_all_real_positions():
         assert len(v) > 100 and v.std() > 0.01  # ACT makes the ponder time vary over positions
         assert result[f"task{t}/ponder_time"] == pytest.approx(v.mean().item(), rel=1e-5)
         assert result[f"task{t}/ponder_std"] == pytest.approx(v.std().item(), rel=1e-4)
+
+
+@pytest.mark.parametrize("pooling", [None, "last", "mean"])
+def test_story_model_reads_the_answer_at_the_question_by_default(pooling):
+    cfg = UTConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32, pooling=pooling)
+    model = UTStoryQA(cfg).eval()
+    facts = torch.cat((torch.zeros(2, 2, 4, dtype=torch.long), torch.randint(3, 20, (2, 3, 4))), dim=1)
+    facts[1, 2] = 0  # one more empty slot in the second story
+    seen = {}
+    model.encoder.register_forward_hook(lambda m, i, out: seen.update(hidden=out.hidden))
+    model.head.register_forward_hook(lambda m, i, out: seen.update(read=i[0]))
+    with torch.no_grad():
+        model(facts, torch.randint(3, 20, (2, 4)))
+    h = seen["hidden"].double()
+    if pooling == "mean":
+        real = torch.cat((facts.ne(0).any(-1), torch.ones(2, 1, dtype=torch.bool)), dim=1).double()[..., None]
+        expected = (h * real).sum(1) / real.sum(1)
+    else:  # the question is the last position
+        expected = h[:, -1]
+    torch.testing.assert_close(seen["read"].double(), expected)
+
+
+def test_story_model_refuses_first_pooling():
+    with pytest.raises(ConfigError, match="not 'first'"):
+        UTStoryQA(UTConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32, pooling="first"))
+
+
+@needs_data
+@pytest.mark.parametrize("fraction, held", [(0.002, 0), (0.999, 200)])
+def test_validation_needs_a_story_and_so_does_training(fraction, held):
+    with pytest.raises(ConfigError, match=f"holds out {held} of the 200 stories of .*qa1_.*; validation and training each need"):
+        BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": 1, "validation_fraction": fraction}, seed=0)

@@ -10,10 +10,10 @@ from pathlib import Path
 from ..config import ConfigError
 from ..evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table
 from ..tasks import build_task
-from ..tasks.babi import parse_tasks
+from ..tasks.babi import DERIVED_MODEL_FIELDS, parse_tasks
 from ..training.config import load_experiment
 from ..training.distributed import shutdown_distributed
-from ..training.trainer import Trainer, TrainingDiverged
+from ..training.trainer import Trainer, TrainingDiverged, check_run_config
 from .run import _load_model, _load_run
 
 
@@ -22,9 +22,10 @@ def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
         "babi-train",
         help="train bAbI models, single (one per task) or joint, over seeds; then print the table",
         description="'train single' trains one model per task into OUT/seed-S/taskN; --joint trains one model "
-        "on all the given tasks into OUT/seed-S/joint. Runs that finished are skipped and an interrupted run "
-        "resumes from its checkpoint, so the same command continues a sweep. At the end the per-task test "
-        "error table (best seed on validation) is printed, as by 'ut babi-report OUT'.",
+        "on all the given tasks into OUT/seed-S/joint. Runs that finished are skipped (if their saved config is "
+        "the one asked for; otherwise it is an error) and an interrupted run resumes from its checkpoint, so the "
+        "same command continues a sweep; train.time_limit applies to each run and stops the sweep. At the end "
+        "the per-task test error table (best seed on validation) is printed, as by 'ut babi-report OUT'.",
     )
     p.add_argument("config", type=Path, help="experiment YAML with a babi task, e.g. configs/babi/ut-act.yaml")
     p.add_argument("--out", type=Path, required=True, help="root folder of the runs")
@@ -59,42 +60,52 @@ def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
 
 
 def run_train_sweep(args: argparse.Namespace) -> int:
-    tasks = parse_tasks(args.tasks if args.tasks != ["all"] else "all")
+    try:
+        tasks = parse_tasks(args.tasks if args.tasks != ["all"] else "all")
+    except ConfigError:
+        raise ConfigError(f"--tasks takes task numbers 1..20 or 'all'; got {' '.join(args.tasks)!r}") from None
     groups = [tasks] if args.joint else [[t] for t in tasks]
-    failed = []
+    failed, is_main = [], True
     try:
         for seed in args.seeds:
             for group in groups:
-                name = "joint" if args.joint else f"task{group[0]}"
-                run_dir = args.out / f"seed-{seed}" / name
-                if (run_dir / "metrics.json").exists():
-                    print(f"{run_dir}: finished earlier, skipped", flush=True)
-                    continue
+                run_dir = args.out / f"seed-{seed}" / ("joint" if args.joint else f"task{group[0]}")
                 overrides = [*args.overrides, f"task.tasks={json.dumps(group)}", f"train.seed={seed}"]
                 if args.data_set:
                     overrides.append(f"task.set={args.data_set}")
                 experiment = load_experiment(args.config, overrides)
                 if experiment.task.get("name") != "babi":
                     raise ConfigError(f"{args.config}: task.name must be babi for babi-train")
+                if (run_dir / "metrics.json").exists():
+                    # finished: skip it, but only if it is the run asked for
+                    check_run_config(run_dir, experiment, derived=DERIVED_MODEL_FIELDS)
+                    print(f"{run_dir}: finished earlier, skipped", flush=True)
+                    continue
                 start = time.monotonic()
                 try:
-                    summary = Trainer(experiment, run_dir, device=args.device, progress=False, verbose=False).fit()
+                    trainer = Trainer(experiment, run_dir, device=args.device, progress=False, verbose=False)
+                    is_main = trainer.ctx.is_main
+                    summary = trainer.fit()
                 except TrainingDiverged as err:
                     failed.append(f"{run_dir}: {err}")
                     print(f"{run_dir}: training diverged: {err}", flush=True)
                     continue
                 if summary.get("status") == "time_limit":
-                    print(f"{run_dir}: time limit reached at step {summary['step']}; run again to resume", flush=True)
+                    if is_main:
+                        print(f"{run_dir}: train.time_limit reached at step {summary['step']}; "
+                              "run the same command again to resume the sweep", flush=True)
                     return 0
-                print(f"{run_dir}: step {summary['step']} (best {summary['best_step']}), validation error "
-                      f"{summary['validation']['mean_error']:.1f}%, test error {summary['test']['mean_error']:.1f}%, "
-                      f"{time.monotonic() - start:.0f} s", flush=True)
+                if is_main:
+                    print(f"{run_dir}: step {summary['step']} (best {summary['best_step']}), validation error "
+                          f"{summary['validation']['mean_error']:.1f}%, test error {summary['test']['mean_error']:.1f}%, "
+                          f"{time.monotonic() - start:.0f} s", flush=True)
     finally:
         shutdown_distributed()
-    print()
-    _print_report({args.out.name: best_of_seeds(collect_runs(args.out))}, ponder=False)
-    for line in failed:
-        print(f"failed: {line}")
+    if is_main:
+        print()
+        _print_report({args.out.name: best_of_seeds(collect_runs(args.out))}, ponder=False)
+        for line in failed:
+            print(f"failed: {line}")
     return 1 if failed else 0
 
 

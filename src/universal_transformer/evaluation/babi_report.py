@@ -18,13 +18,13 @@ def _run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
 def collect_runs(root: str | Path) -> list[dict[str, Any]]:
     """Finished bAbI runs under ``root`` (any ``**/metrics.json`` with per-task test errors):
     single-task runs (``seed-S/taskN``) and joint runs (one model on several tasks) alike.
-    Where ``ut eval RUN --split test`` has re-scored a run (``eval-test.json``), its test
-    metrics are used."""
+    Where ``ut eval RUN --split test`` has re-scored a finished run (an ``eval-test.json``
+    newer than its ``metrics.json``), those test metrics are used."""
     runs = []
     for path in sorted(Path(root).glob("**/metrics.json")):
         summary = json.loads(path.read_text())
         rescored = path.parent / "eval-test.json"
-        if rescored.exists():
+        if rescored.exists() and rescored.stat().st_mtime >= path.stat().st_mtime:
             summary["test"] = json.loads(rescored.read_text())
         if summary.get("test") and _run_tasks(summary):
             summary["run_dir"] = str(path.parent)

@@ -3,9 +3,9 @@
 Each fact and the question is embedded as ``sum_j E[w_j] * M_j``: word embeddings
 multiplied elementwise by a learned vector per word position ``j``. The sequence of
 fact embeddings (oldest first) followed by the question embedding is the UT encoder's
-input; the answer is classified from the pooled encoder output (``config.pooling``:
-``last`` = the question's position, ``mean`` = all real positions, as the reference
-code's class-label output layer does).
+input; the answer is classified from the encoder output at the question's position
+(``config.pooling`` ``last``, the default), or from the mean over all real positions
+(``mean``, what the reference code's class-label output layer does).
 """
 
 from __future__ import annotations
@@ -42,10 +42,14 @@ class FactEncoder(nn.Module):
 class UTStoryQA(_UTClassifierBase):
     """bAbI model: fact encoder -> UT encoder (optionally with ACT) -> answer classifier."""
 
+    default_pooling = "last"
+
     def __init__(self, config: UTConfig) -> None:
         super().__init__(config)
         if config.fact_words is None:
             raise ConfigError("UTStoryQA needs fact_words (words per sentence) in the config")
+        if config.pooling == "first":  # the oldest memory slot, usually padding
+            raise ConfigError("UTStoryQA reads the answer with pooling 'last' (the question) or 'mean', not 'first'")
         self.facts = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
         self.question = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)

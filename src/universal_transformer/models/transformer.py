@@ -235,9 +235,11 @@ class _UTClassifierBase(_UTBase):
         if config.num_classes is None:
             raise ConfigError(f"{type(self).__name__} needs num_classes in the config")
 
+    default_pooling = "mean"
+
     def _pool(self, h: Tensor, padding: Tensor | None) -> Tensor:
         """``mean`` over the real positions, the ``first`` or the ``last`` real position."""
-        kind = self.config.pooling
+        kind = self.config.pooling or self.default_pooling
         if kind == "first":
             return h[:, 0]
         real = torch.ones(h.shape[:2], dtype=torch.bool, device=h.device) if padding is None else ~padding

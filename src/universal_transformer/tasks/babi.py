@@ -73,6 +73,10 @@ def parse_tasks(value: Any) -> list[int]:
     return tasks
 
 
+# The model fields the data decide (vocabulary, answers, words per sentence, special ids).
+DERIVED_MODEL_FIELDS = ("vocab_size", "num_classes", "fact_words", "pad_id", "bos_id", "eos_id")
+
+
 class BabiTask(Task):
     name = "babi"
     model_classes = ("UTStoryQA",)
@@ -123,7 +127,13 @@ class BabiTask(Task):
             # question would let validation questions be answered from memorised training stories.
             stories = max(ex.story for ex in examples) + 1
             order = torch.randperm(stories, generator=torch.Generator().manual_seed(self.split_seed + task)).tolist()
-            held = set(order[: int(round(self.validation_fraction * stories))])
+            n_held = int(round(self.validation_fraction * stories))
+            if not 0 < n_held < stories:
+                raise ConfigError(
+                    f"task.validation_fraction={self.validation_fraction} holds out {n_held} of the {stories} stories "
+                    f"of {path}; validation and training each need at least one"
+                )
+            held = set(order[:n_held])
             validation += [ex for ex in examples if ex.story in held]
             train += [ex for ex in examples if ex.story not in held]
             test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
@@ -157,10 +167,8 @@ class BabiTask(Task):
         )
 
     def model_overrides(self) -> dict[str, Any]:
-        return {
-            "vocab_size": len(self.words) + 2, "num_classes": len(self.answers), "fact_words": self.fact_words,
-            "pad_id": 0, "bos_id": 1, "eos_id": 2,
-        }
+        values = (len(self.words) + 2, len(self.answers), self.fact_words, 0, 1, 2)
+        return dict(zip(DERIVED_MODEL_FIELDS, values))
 
     def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> StoryBatch:
         """``max_batch_size`` examples, walking through seeded per-epoch permutations."""
@@ -232,4 +240,4 @@ class BabiTask(Task):
         return raw[index], self.splits[split].batch(torch.tensor([index]))
 
 
-__all__ = ["BabiTask", "StoryBatch", "parse_tasks", "tokenize"]
+__all__ = ["DERIVED_MODEL_FIELDS", "BabiTask", "StoryBatch", "parse_tasks", "tokenize"]

@@ -135,16 +135,7 @@ class Trainer:
         Returns True when resuming from a checkpoint.
         """
         saved = self.run_dir / "config.yaml"
-        if saved.is_file():
-            old = ExperimentConfig.from_dict(_yaml_load(saved), source=str(saved))
-            diff = _config_diff(old.to_dict(), self.experiment.to_dict())
-            blocking = [d for d in diff if not (d[0] == "train" and d[1] in RESUMABLE_CHANGES)]
-            if blocking:
-                section, key, a, b = blocking[0]
-                raise ConfigError(
-                    f"{self.run_dir} holds a run with a different config ({section}.{key}: {a!r} there, {b!r} now); "
-                    "use another --out, or the same config to resume"
-                )
+        check_run_config(self.run_dir, self.experiment)
         # Every process has checked the old config before the main one rewrites it.
         self._barrier()
         if self.ctx.is_main:
@@ -361,6 +352,23 @@ def _progress(start: int, total: int, *, enabled: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
+
+
+def check_run_config(run_dir: str | Path, experiment: ExperimentConfig, *, derived: tuple[str, ...] = ()) -> None:
+    """Raise :class:`ConfigError` if ``run_dir`` holds a run whose saved config differs from
+    ``experiment`` in anything but :data:`RESUMABLE_CHANGES` (and the ``derived`` model
+    fields, which the task fills in when the model is built)."""
+    saved = Path(run_dir) / "config.yaml"
+    if not saved.is_file():
+        return
+    old = ExperimentConfig.from_dict(_yaml_load(saved), source=str(saved))
+    for section, key, a, b in _config_diff(old.to_dict(), experiment.to_dict()):
+        if (section == "train" and key in RESUMABLE_CHANGES) or (section == "model" and key in derived):
+            continue
+        raise ConfigError(
+            f"{run_dir} holds a run with a different config ({section}.{key}: {a!r} there, {b!r} now); "
+            "use another --out, or the same config to resume"
+        )
 
 
 def _yaml_load(path: Path) -> Any:
