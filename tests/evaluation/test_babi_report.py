@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_table
+from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_table, runs_table
 
 from ..data.test_babi import TINY_BABI, needs_data
 from ..training.conftest import run_ut
@@ -17,6 +17,7 @@ def _fake_run(root, seed, task, val_score, test_error):
     folder = root / f"seed-{seed}" / f"task{task}"
     folder.mkdir(parents=True)
     (folder / "metrics.json").write_text(json.dumps({
+        "step": 1000 + task, "best_step": 600, "wall_time_seconds": 30.0 * task,
         "validation": {"score": val_score},
         "test": {f"task{task}/error": test_error, f"task{task}/ponder_time": 2.0 + task},
     }))
@@ -32,6 +33,9 @@ def test_best_seed_on_validation_and_failed_count(tmp_path):
     assert "| 1 | 2.0 |" in table and "| 2 | 12.0 |" in table
     assert "| average error | 7.00 |" in table and "| failed (> 5%) | 1 |" in table
     assert "| 2 | 4.00 |" in ponder_table({"UT": best})
+    runs = runs_table({"UT": best})
+    assert "| 1 | 1001 / 600 / 30 s |" in runs and "| 2 | 1002 / 600 / 60 s |" in runs
+    assert "| training time of these runs | 2 min |" in runs  # 30 s + 60 s: the seed that lost does not count
     # a run re-scored by `ut eval --split test` reports its new test metrics
     (tmp_path / "seed-0" / "task2" / "eval-test.json").write_text(json.dumps(
         {"task2/error": 11.0, "task2/ponder_time": 3.5, "task2/ponder_std": 1.25}))
@@ -59,9 +63,9 @@ def test_report_and_plot_commands(tmp_path):
     path.write_text(yaml.safe_dump(TINY_BABI))
     run = tmp_path / "runs" / "seed-0" / "task2"
     assert run_ut("train", str(path), "--out", str(run), "--no-progress").returncode == 0
-    report = run_ut("babi-report", str(tmp_path / "runs"), "--names", "UT+ACT", "--ponder")
+    report = run_ut("babi-report", str(tmp_path / "runs"), "--names", "UT+ACT", "--ponder", "--runs")
     assert report.returncode == 0 and "| 2 |" in report.stdout and "task 2:" in report.stdout
-    assert " ± " in report.stdout  # the ponder table
+    assert " ± " in report.stdout and "| 2 | 4 / " in report.stdout  # the ponder and runs tables
     plot = run_ut("babi-plot", str(run), "--index", "1")
     assert plot.returncode == 0, plot.stderr
     for name in ("test-1-attention.png", "test-1-ponder.png"):

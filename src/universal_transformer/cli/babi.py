@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 from ..config import ConfigError
-from ..evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table
+from ..evaluation.babi_report import (
+    best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table, runs_table,
+)
 from ..tasks import build_task
 from ..tasks.babi import DERIVED_MODEL_FIELDS, parse_tasks
 from ..training.config import load_experiment
@@ -49,6 +51,7 @@ def add_babi_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("roots", nargs="+", type=Path, metavar="ROOT")
     p.add_argument("--names", nargs="+", default=None, help="column names (default: folder names)")
     p.add_argument("--ponder", action="store_true", help="also print the test ponder time per task (mean ± std)")
+    p.add_argument("--runs", action="store_true", help="also print each cell's run: steps / best step / training seconds")
     p.set_defaults(run=run_report)
 
     p = commands.add_parser("babi-plot", help="plot attention over facts per step/head and ponder time per fact")
@@ -111,15 +114,19 @@ def run_train_sweep(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     names = args.names or [root.name for root in args.roots]
-    _print_report({name: best_of_seeds(collect_runs(root)) for name, root in zip(names, args.roots)}, ponder=args.ponder)
+    columns = {name: best_of_seeds(collect_runs(root)) for name, root in zip(names, args.roots)}
+    _print_report(columns, ponder=args.ponder, runs=args.runs)
     return 0
 
 
-def _print_report(columns: dict, *, ponder: bool) -> None:
+def _print_report(columns: dict, *, ponder: bool, runs: bool = False) -> None:
     print(error_table(columns))
     if ponder:
         print("\nTest ponder time per task, mean ± std over all positions:\n")
         print(ponder_table(columns))
+    if runs:
+        print("\nRuns: steps done / step of the best model (evaluated) / training seconds:\n")
+        print(runs_table(columns))
     for name, column in columns.items():
         by_facts = ponder_by_supporting_facts(column)
         if by_facts:

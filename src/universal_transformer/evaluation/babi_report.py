@@ -91,6 +91,26 @@ def ponder_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+def runs_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
+    """Markdown table of the run behind each cell: ``steps done / step of the best model /
+    training seconds`` (validation included), and the total training time per model."""
+    names = list(columns)
+    tasks = sorted({t for col in columns.values() for t in col})
+    lines = ["| task | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for task in tasks:
+        cells = []
+        for name in names:
+            run = columns[name].get(task)
+            cells.append("-" if run is None else f"{run.get('step')} / {run.get('best_step')} / {run.get('wall_time_seconds', 0):.0f} s")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    totals = []
+    for column in columns.values():
+        distinct = {run["run_dir"]: run for run in column.values()}.values()  # a joint run counts once
+        totals.append(f"{sum(run.get('wall_time_seconds', 0) for run in distinct) / 60:.0f} min")
+    lines.append("| training time of these runs | " + " | ".join(totals) + " |")
+    return "\n".join(lines)
+
+
 def ponder_by_supporting_facts(column: dict[int, dict[str, Any]]) -> dict[int, tuple[float, float | None]]:
     """Test ponder time (mean, std over all positions) of tasks 1, 2, 3 (one, two, three
     supporting facts), as the paper reports them (2.3±0.8, 3.1±1.1, 3.8±2.2)."""
