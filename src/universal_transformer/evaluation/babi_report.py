@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 FAIL_ABOVE = 5.0  # a task fails at > 5% test error (SPEC section 3)
 
@@ -49,65 +49,62 @@ def best_of_seeds(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     return best
 
 
-def _task_rows(columns: dict[str, dict[int, dict[str, Any]]], key: str) -> tuple[list[str], dict[str, list[dict[str, Any]]]]:
-    """Header and one row per task; a cell shows ``test[taskN/key]`` (``-`` where a model has
-    no run or no such metric). Also returns each column's test metrics, task by task."""
+Columns = dict[str, dict[int, dict[str, Any]]]  # model name -> task -> its (best) run
+
+
+def _task_table(columns: Columns, cell: Callable[[int, dict[str, Any]], str | None]) -> list[str]:
+    """Header and one row per task; ``cell(task, run)`` renders a model's run (``-`` where
+    it has none or ``cell`` returns None)."""
     names = list(columns)
-    tasks = sorted({t for col in columns.values() for t in col})
     lines = ["| task | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    shown: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
-    for task in tasks:
-        cells = []
-        for name in names:
-            run = columns[name].get(task)
-            value = None if run is None else run["test"].get(f"task{task}/{key}")
-            if value is None:
-                cells.append("-")
-                continue
-            test = {k.split("/", 1)[1]: v for k, v in run["test"].items() if k.startswith(f"task{task}/")}
-            shown[name].append(test)
-            std = test.get("ponder_std") if key == "ponder_time" else None
-            cells.append(f"{value:.1f}" if key == "error" else f"{value:.2f}" + (f" ± {std:.2f}" if std is not None else ""))
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
-    return lines, shown
+    for task in sorted({t for col in columns.values() for t in col}):
+        cells = [cell(task, col[task]) if task in col else None for col in columns.values()]
+        lines.append(f"| {task} | " + " | ".join("-" if c is None else c for c in cells) + " |")
+    return lines
 
 
-def error_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
+def _test_values(columns: Columns, key: str) -> list[list[float]]:
+    """Per model, the test metric ``taskN/key`` of every task that has it."""
+    return [[v for t, run in col.items() if (v := run["test"].get(f"task{t}/{key}")) is not None] for col in columns.values()]
+
+
+def _summary_row(label: str, values: list[str]) -> str:
+    return f"| {label} | " + " | ".join(values) + " |"
+
+
+def error_table(columns: Columns) -> str:
     """Markdown table: one row per task, one column per model (test error %); then average
     error and failed tasks, as in the paper's Table 1 and Appendix C."""
-    lines, shown = _task_rows(columns, "error")
-    errors = {name: [t["error"] for t in tests] for name, tests in shown.items()}
-    lines.append("| average error | " + " | ".join(f"{sum(e) / len(e):.2f}" if e else "-" for e in errors.values()) + " |")
-    lines.append("| failed (> 5%) | " + " | ".join(str(sum(x > FAIL_ABOVE for x in e)) for e in errors.values()) + " |")
-    lines.append("| tasks run | " + " | ".join(str(len(e)) for e in errors.values()) + " |")
+    lines = _task_table(columns, lambda t, run: f"{run['test'][f'task{t}/error']:.1f}")
+    errors = _test_values(columns, "error")
+    lines.append(_summary_row("average error", [f"{sum(e) / len(e):.2f}" if e else "-" for e in errors]))
+    lines.append(_summary_row("failed (> 5%)", [str(sum(x > FAIL_ABOVE for x in e)) for e in errors]))
+    lines.append(_summary_row("tasks run", [str(len(e)) for e in errors]))
     return "\n".join(lines)
 
 
-def ponder_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
+def _ponder_cell(task: int, run: dict[str, Any]) -> str | None:
+    mean, std = run["test"].get(f"task{task}/ponder_time"), run["test"].get(f"task{task}/ponder_std")
+    return None if mean is None else f"{mean:.2f}" + ("" if std is None else f" ± {std:.2f}")
+
+
+def ponder_table(columns: Columns) -> str:
     """Markdown table of the mean ± std test ponder time per task (over all positions)."""
-    lines, shown = _task_rows(columns, "ponder_time")
-    means = {name: [t["ponder_time"] for t in tests] for name, tests in shown.items()}
-    lines.append("| mean over tasks | " + " | ".join(f"{sum(m) / len(m):.2f}" if m else "-" for m in means.values()) + " |")
+    lines = _task_table(columns, _ponder_cell)
+    means = _test_values(columns, "ponder_time")
+    lines.append(_summary_row("mean over tasks", [f"{sum(m) / len(m):.2f}" if m else "-" for m in means]))
     return "\n".join(lines)
 
 
-def runs_table(columns: dict[str, dict[int, dict[str, Any]]]) -> str:
+def runs_table(columns: Columns) -> str:
     """Markdown table of the run behind each cell: ``steps done / step of the best model /
     training seconds`` (validation included), and the total training time per model."""
-    names = list(columns)
-    tasks = sorted({t for col in columns.values() for t in col})
-    lines = ["| task | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    for task in tasks:
-        cells = []
-        for name in names:
-            run = columns[name].get(task)
-            cells.append("-" if run is None else f"{run.get('step')} / {run.get('best_step')} / {run.get('wall_time_seconds', 0):.0f} s")
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    lines = _task_table(columns, lambda t, run: f"{run.get('step')} / {run.get('best_step')} / {run.get('wall_time_seconds', 0):.0f} s")
     totals = []
     for column in columns.values():
         distinct = {run["run_dir"]: run for run in column.values()}.values()  # a joint run counts once
         totals.append(f"{sum(run.get('wall_time_seconds', 0) for run in distinct) / 60:.0f} min")
-    lines.append("| training time of these runs | " + " | ".join(totals) + " |")
+    lines.append(_summary_row("training time of these runs", totals))
     return "\n".join(lines)
 
 

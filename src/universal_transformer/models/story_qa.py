@@ -67,11 +67,12 @@ class UTStoryQA(_UTClassifierBase):
         """``facts [B, F, W]`` (empty fact slots all zeros, at the front), ``question [B, W]``, ``labels [B]``."""
         h = torch.cat((self.facts(facts), self.question(question)[:, None]), dim=1)
         padding = torch.cat((facts.eq(0).all(-1), facts.new_zeros(facts.shape[0], 1, dtype=torch.bool)), dim=1)
+        padding = padding if bool(padding.any()) else None
         out = self.encoder(
-            self.embedding_dropout(h), padding=padding if bool(padding.any()) else None,
+            self.embedding_dropout(h), padding=padding,
             positions=self._positions(h[..., 0]), need_weights=need_weights,
         )
-        logits = self.head(self._pool(out.hidden, padding if bool(padding.any()) else None))
+        logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)
 
 
