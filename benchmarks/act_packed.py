@@ -1,4 +1,4 @@
-"""ACT encoder: packed running positions (``act_packed=True``) vs. dense (``act_packed=False``).
+"""ACT encoder: packed running positions (``act_packed=True``, a run-time option) vs. dense (``act_packed=False``).
 
 A deterministic halting pattern replaces the learned halting unit: ``FixedHalting``
 (a ``HaltingUnit`` subclass) returns p = 1.0 for a chosen half of the positions (they halt
@@ -103,13 +103,14 @@ def main() -> None:
 
     base = None
     models = {}
+    cfg = UTConfig(d_model=d, num_heads=h, d_ff=ff, num_steps=max(1, N // 2), act=True, act_max_steps=N,
+                   act_epsilon=0.01, act_halt_at_max_steps=True, act_halted_state="copy",
+                   dropout=0.1, max_position=max(1024, L))
     for packed in (True, False):
-        cfg = UTConfig(d_model=d, num_heads=h, d_ff=ff, num_steps=max(1, N // 2), act=True, act_max_steps=N,
-                       act_epsilon=0.01, act_halt_at_max_steps=True, act_halted_state="copy", act_packed=packed,
-                       dropout=0.1, max_position=max(1024, L))
         for kind, mask in masks.items():
             torch.manual_seed(args.seed)
             m = RecurrentStack(cfg, causal=False, cross_attention=False)
+            m.act_packed = packed
             if base is None:
                 base = m.state_dict()
             m.load_state_dict(base)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import pytest
 
 from universal_transformer import ConfigError, LSTMConfig, UTConfig, load_config, transformer_config
-from universal_transformer.config import config_from_dict
+from universal_transformer.config import StoryQAConfig, UTClassifierConfig, config_from_dict
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml", ".yml"])
-@pytest.mark.parametrize("config", [UTConfig(act=True, act_type="accumulated", num_classes=5), transformer_config(), LSTMConfig(num_layers=3)])
+@pytest.mark.parametrize("config", [
+    UTClassifierConfig(act=True, act_type="accumulated", num_classes=5), transformer_config(), LSTMConfig(num_layers=3),
+    StoryQAConfig(num_classes=4, fact_words=6, pooling="mean", question_encoder="shared"), UTConfig(act=True),
+])
 def test_round_trip(tmp_path, suffix, config):
     path = tmp_path / f"model{suffix}"
     config.save(path)
@@ -33,6 +36,7 @@ def test_width_not_divisible_by_heads_names_both_numbers():
         (dict(act=True, share_weights=False), "act=True needs share_weights=True"),
         (dict(vocab_size=2), r"bos_id \(1\)|eos_id \(2\)"),
         (dict(d_model=15, num_heads=3), r"d_model \(15\) must be even for sinusoidal"),
+        (dict(act=True, decoder_num_steps=3), "decoder_num_steps sets a fixed decoder depth.*act_max_steps"),
     ],
 )
 def test_invalid_values_are_rejected_clearly(changes, message):
@@ -67,5 +71,31 @@ def test_missing_and_unparsable_files(tmp_path):
 
 def test_derived_values():
     cfg = UTConfig(num_steps=3, d_model=64, num_heads=8)
-    assert cfg.max_steps == 6 and cfg.head_dim == 8  # SPEC: max steps = 2 x base steps
+    assert cfg.max_steps == 6 and cfg.head_dim == 8  # default ACT limit: 2 x base steps
     assert UTConfig(act_max_steps=10).max_steps == 10
+
+
+def test_model_specific_fields_live_in_their_model_configs():
+    with pytest.raises(TypeError):
+        UTConfig(num_classes=3)  # a classifier's field, not the UT's
+    with pytest.raises(ConfigError, match="pooling must be one of"):
+        UTClassifierConfig(num_classes=3, pooling="max")
+    with pytest.raises(ConfigError, match="not 'first'"):
+        StoryQAConfig(num_classes=3, fact_words=4, pooling="first")
+    assert StoryQAConfig().pooling == "last" and UTClassifierConfig().pooling == "mean"
+
+
+def test_old_configs_migrate_with_a_deprecation_message():
+    """Configs written before the split (one UT config for every model) still load."""
+    old = {
+        "model_type": "universal_transformer", "d_model": 32, "num_heads": 4, "act_packed": False,
+        "max_position_offset": 400, "num_classes": 7, "pooling": None, "fact_words": 5,
+    }
+    with pytest.warns(FutureWarning, match=r"act_packed.*max_position_offset"):
+        story = StoryQAConfig.from_dict(old, source="old.json")
+    assert (story.num_classes, story.fact_words, story.pooling, story.d_model) == (7, 5, "last", 32)
+    with pytest.warns(FutureWarning, match="num_classes.*fact_words"):
+        plain = UTConfig.from_dict(old, source="old.json")
+    assert plain == UTConfig(d_model=32, num_heads=4)
+    with pytest.raises(ConfigError, match="model_type is 'lstm'"):
+        StoryQAConfig.from_dict({"model_type": "lstm"})

@@ -1,15 +1,24 @@
 """Model configurations: dataclasses that validate themselves and round-trip to YAML/JSON.
 
-One :class:`UTConfig` drives every Transformer-family model of the package (UT, UT+ACT,
-and the vanilla Transformer when ``share_weights=False``); :class:`LSTMConfig` drives the
-LSTM baseline. Both serialise with :meth:`to_dict` / :meth:`from_dict` and to files with
-:meth:`save` / :func:`load_config` (``.json``, ``.yaml`` or ``.yml``).
+One :class:`UTConfig` holds the architecture of every Transformer-family model of the
+package (UT, UT+ACT, and the vanilla Transformer when ``share_weights=False``); a model
+with a head of its own extends it (:class:`UTClassifierConfig`, :class:`StoryQAConfig`);
+:class:`LSTMConfig` drives the LSTM baseline. All serialise with :meth:`to_dict` /
+:meth:`from_dict` and to files with :meth:`save` / :func:`load_config` (``.json``,
+``.yaml`` or ``.yml``).
+
+A config holds the model, nothing else: how it is executed (packed ACT, gradient
+checkpointing, dtype) is chosen at run time (``model.configure_runtime``, the trainer's
+``train`` section), and training-time augmentation (random position offsets) is the
+trainer's. Configs written by older versions still load: :func:`migrate` moves or drops
+their old keys with a :class:`FutureWarning` that names them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -28,7 +37,8 @@ _CHOICES = {
     "position_embedding": ("sinusoid", "learned", "none"),
     "act_type": ("basic", "accumulated", "global", "random"),
     "act_halted_state": ("copy", "transform"),
-    "pooling": (None, "mean", "first", "last"),
+    "pooling": ("mean", "first", "last"),
+    "question_encoder": ("separate", "shared"),
 }
 
 
@@ -47,8 +57,11 @@ class _BaseConfig:
         """Build from a dict, rejecting unknown keys with a message naming them."""
         data = dict(data)
         kind = data.pop("model_type", cls.model_type)
-        if kind != cls.model_type:
+        # Before the classifier configs existed, their models saved a plain UT config.
+        legacy_ut = kind == "universal_transformer" and issubclass(cls, UTConfig)
+        if kind != cls.model_type and not legacy_ut:
             raise ConfigError(f"{source}: model_type is {kind!r}, expected {cls.model_type!r}")
+        data = migrate(cls, data, source=source)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -102,12 +115,8 @@ class UTConfig(_BaseConfig):
       encoder-decoder; ``None`` = same as source), special ids;
     * width: ``d_model``, ``num_heads``, ``d_ff``;
     * depth: ``num_steps`` recurrent steps (UT) or layers (``share_weights=False``);
-    * coordinate embedding (SPEC eq. 6-7): position + timestep signals added every step;
-    * halting (SPEC section 2): ``act`` and the ``act_*`` fields;
-    * heads: ``num_classes`` and ``pooling`` (classifier readout; ``None`` = the model's
-      default: ``mean`` for ``UTEncoderClassifier``, ``last`` = the question for
-      ``UTStoryQA``), ``fact_words`` (words per fact of the bAbI story model, for its
-      learned per-word-position vectors).
+    * coordinate embedding (the paper's eq. 6-7): position + timestep signals added every step;
+    * halting (Section 2.2 and Appendix B; Graves 2016): ``act`` and the ``act_*`` fields.
     """
 
     model_type: ClassVar[str] = "universal_transformer"
@@ -136,7 +145,6 @@ class UTConfig(_BaseConfig):
     position_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"
     timestep_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"
     max_position: int = 1024
-    max_position_offset: int = 0
     tie_embeddings: bool = True
     scale_embeddings: bool = True
 
@@ -147,18 +155,13 @@ class UTConfig(_BaseConfig):
     act_bias_init: float = 1.0
     act_halted_state: Literal["copy", "transform"] = "copy"
     act_halt_at_max_steps: bool = True
-    act_packed: bool = True
     ponder_weight: float = 0.01
-
-    num_classes: int | None = None
-    pooling: Literal["mean", "first", "last"] | None = None  # None: the model's own (mean; bAbI: last)
-    fact_words: int | None = None
 
     def __post_init__(self) -> None:
         self._check_choices()
         self._check_positive("vocab_size", "d_model", "num_heads", "d_ff", "num_steps", "max_position")
         self._check_positive("conv_kernel_size")
-        for name in ("target_vocab_size", "decoder_num_steps", "act_max_steps", "num_classes", "fact_words"):
+        for name in ("target_vocab_size", "decoder_num_steps", "act_max_steps"):
             if getattr(self, name) is not None:
                 self._check_positive(name)
         self._check_probability("dropout", "attention_dropout", "embedding_dropout")
@@ -172,10 +175,13 @@ class UTConfig(_BaseConfig):
             raise ConfigError(f"act_epsilon must be in (0, 1), got {self.act_epsilon!r}")
         if self.ponder_weight < 0:
             raise ConfigError(f"ponder_weight must be >= 0, got {self.ponder_weight!r}")
-        if self.max_position_offset < 0:
-            raise ConfigError(f"max_position_offset must be >= 0, got {self.max_position_offset!r}")
         if self.act and not self.share_weights:
             raise ConfigError("act=True needs share_weights=True: halting recurs one shared block")
+        if self.act and self.decoder_num_steps is not None:
+            raise ConfigError(
+                "decoder_num_steps sets a fixed decoder depth, but with act=True depth is dynamic; "
+                "set act_max_steps (the limit of both stacks) instead"
+            )
         for name in ("pad_id", "bos_id", "eos_id"):
             value = getattr(self, name)
             if not 0 <= value < min(self.vocab_size, self.target_vocab_size or self.vocab_size):
@@ -183,7 +189,7 @@ class UTConfig(_BaseConfig):
 
     @property
     def max_steps(self) -> int:
-        """Largest number of recurrent steps ACT may take (SPEC: 2 x base steps by default)."""
+        """Largest number of recurrent steps ACT may take (2 x ``num_steps`` unless ``act_max_steps`` is set)."""
         return self.act_max_steps if self.act_max_steps is not None else 2 * self.num_steps
 
     @property
@@ -197,6 +203,45 @@ class UTConfig(_BaseConfig):
     @property
     def dec_steps(self) -> int:
         return self.decoder_num_steps or self.num_steps
+
+
+@dataclass
+class UTClassifierConfig(UTConfig):
+    """A UT encoder with a classification head: ``num_classes`` answers, read by ``pooling``
+    (``mean`` over the real positions, the ``first`` or the ``last`` real position)."""
+
+    model_type: ClassVar[str] = "ut_classifier"
+
+    num_classes: int | None = None  # may be left to the task, which knows its label set
+    pooling: Literal["mean", "first", "last"] = "mean"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.num_classes is not None:
+            self._check_positive("num_classes")
+
+
+@dataclass
+class StoryQAConfig(UTClassifierConfig):
+    """The bAbI story model (the paper's Section 3.1): facts and question embedded as
+    ``sum_j E[w_j] * M_j`` over their ``fact_words`` words, the answer read at the
+    question (``pooling="last"``) or over all positions (``"mean"``, what the
+    tensor2tensor class-label output does). ``question_encoder="shared"`` embeds the
+    question with the facts' table and mask (the paper: "in the same way");
+    ``"separate"`` gives it its own (our default, as the bAbI port for tensor2tensor)."""
+
+    model_type: ClassVar[str] = "ut_story_qa"
+
+    fact_words: int | None = None  # words per sentence; the task fills it in from the data
+    pooling: Literal["mean", "first", "last"] = "last"
+    question_encoder: Literal["separate", "shared"] = "separate"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.fact_words is not None:
+            self._check_positive("fact_words")
+        if self.pooling == "first":  # the oldest memory slot, usually padding
+            raise ConfigError("the story model reads the answer with pooling 'last' (the question) or 'mean', not 'first'")
 
 
 def transformer_config(**overrides: Any) -> UTConfig:
@@ -237,11 +282,37 @@ class LSTMConfig(_BaseConfig):
 
 
 CONFIG_CLASSES: dict[str, type[_BaseConfig]] = {
-    UTConfig.model_type: UTConfig,
-    LSTMConfig.model_type: LSTMConfig,
+    cls.model_type: cls for cls in (UTConfig, UTClassifierConfig, StoryQAConfig, LSTMConfig)
 }
 
 ModelConfig = UTConfig | LSTMConfig
+
+# Keys older versions wrote into model configs, and where they went.
+_MOVED_KEYS = {
+    "act_packed": "a run-time choice: model.configure_runtime(act_packed=...) or train.act_packed",
+    "max_position_offset": "a training option: train.max_position_offset",
+    "num_classes": "UTClassifierConfig / StoryQAConfig",
+    "pooling": "UTClassifierConfig / StoryQAConfig",
+    "fact_words": "StoryQAConfig",
+}
+
+
+def migrate(cls: type, data: dict[str, Any], *, source: str = "config") -> dict[str, Any]:
+    """Bring a config dict written by an older version up to date for ``cls``.
+
+    Keys that moved elsewhere are dropped (or kept, where ``cls`` has them now), with one
+    :class:`FutureWarning` naming them; a ``None`` pooling means the class's default.
+    """
+    known = {f.name for f in fields(cls)}
+    moved = [key for key in _MOVED_KEYS if key in data and key not in known]
+    data = {k: v for k, v in data.items() if k not in moved}
+    if "pooling" in known and data.get("pooling", "") is None:
+        data.pop("pooling")
+    if moved:
+        where = "; ".join(f"{key} -> {_MOVED_KEYS[key]}" for key in moved)
+        warnings.warn(f"{source}: written by an older version; moved key(s) dropped from the model config ({where})",
+                      FutureWarning, stacklevel=3)
+    return data
 
 
 def config_from_dict(data: dict[str, Any], *, source: str = "config") -> ModelConfig:
@@ -281,8 +352,11 @@ __all__ = [
     "ConfigError",
     "LSTMConfig",
     "ModelConfig",
+    "StoryQAConfig",
+    "UTClassifierConfig",
     "UTConfig",
     "config_from_dict",
     "load_config",
+    "migrate",
     "transformer_config",
 ]

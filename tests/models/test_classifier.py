@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from universal_transformer.config import UTClassifierConfig
+
 import pytest
 import torch
 
@@ -12,7 +14,7 @@ from ..conftest import small_config
 
 @pytest.mark.parametrize("pooling", ["mean", "first", "last"])
 def test_padding_does_not_change_the_class_scores(pooling):
-    model = UTEncoderClassifier(small_config(num_classes=4, pooling=pooling, act=True, act_bias_init=0.0)).eval()
+    model = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=4, pooling=pooling, act=True, act_bias_init=0.0)).eval()
     tokens = torch.randint(3, 13, (2, 6))
     padded = torch.cat((tokens, torch.zeros(2, 3, dtype=torch.long)), 1)
     with torch.no_grad():
@@ -20,7 +22,7 @@ def test_padding_does_not_change_the_class_scores(pooling):
 
 
 def test_inputs_embeds_path_equals_token_path():
-    model = UTEncoderClassifier(small_config(num_classes=3)).eval()
+    model = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=3)).eval()
     tokens = torch.randint(3, 13, (2, 5))
     with torch.no_grad():
         a = model(tokens).logits
@@ -31,7 +33,7 @@ def test_inputs_embeds_path_equals_token_path():
 
 
 def test_classifier_loss_and_learning_signal():
-    model = UTEncoderClassifier(small_config(num_classes=3))
+    model = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=3))
     tokens = torch.randint(3, 13, (8, 5))
     labels = (tokens[:, 0] % 3)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -47,12 +49,14 @@ def test_classifier_loss_and_learning_signal():
 
 def test_classifier_needs_num_classes_and_global_act_is_refused_for_causal_models():
     with pytest.raises(ConfigError, match="needs num_classes"):
+        UTEncoderClassifier(small_config(UTClassifierConfig))
+    with pytest.raises(ConfigError, match="takes a UTClassifierConfig"):
         UTEncoderClassifier(small_config())
     with pytest.raises(ConfigError, match="global.*future"):
         UTLanguageModel(small_config(act=True, act_type="global"))
     with pytest.raises(ConfigError, match="global.*future"):
         UniversalTransformer(small_config(act=True, act_type="global"))
-    UTEncoderClassifier(small_config(num_classes=2, act=True, act_type="global"))  # fine without causality
+    UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=2, act=True, act_type="global"))  # fine without causality
 
 
 def test_attention_weights_per_step_are_returned():

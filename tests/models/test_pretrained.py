@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from universal_transformer.config import UTClassifierConfig
+
 import json
 
 import pytest
@@ -18,7 +20,7 @@ MODELS = [
     lambda: UniversalTransformer(small_config(act=True, target_vocab_size=17)),
     lambda: UniversalTransformer(small_config(tie_embeddings=False)),
     lambda: UTLanguageModel(small_config(transition="sepconv")),
-    lambda: UTEncoderClassifier(small_config(num_classes=5)),
+    lambda: UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=5)),
     lambda: LSTMSeq2Seq(LSTMConfig(vocab_size=13, d_model=16, num_layers=1)),
 ]
 

@@ -1,4 +1,4 @@
-"""The untied, single-pass configuration is exactly torch.nn.Transformer (SPEC section 1)."""
+"""The untied, single-pass configuration is exactly torch.nn.Transformer (Vaswani et al. 2017)."""
 
 from __future__ import annotations
 

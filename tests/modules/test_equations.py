@@ -1,7 +1,7 @@
-"""The UT step against SPEC section 1's equations, written out plainly in float64.
+"""The UT step against the paper's equations (Section 2.1), written out plainly in float64.
 
 The expected values never call the package's layers: they only read its parameters
-(cast to float64) and recompute SPEC's equations with plain tensor ops.
+(cast to float64) and recompute the paper's equations with plain tensor ops.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _p(t: torch.Tensor) -> torch.Tensor:
 
 
 def ref_coordinates(length: int, t: int, d: int) -> torch.Tensor:
-    """SPEC eq. 6-7: P^t[i, 2j] = sin(i/10000^(2j/d)) + sin(t/10000^(2j/d)), cos for 2j+1."""
+    """Eq. 6-7: P^t[i, 2j] = sin(i/10000^(2j/d)) + sin(t/10000^(2j/d)), cos for 2j+1."""
     P = torch.zeros(length, d, dtype=torch.float64)
     for i in range(length):
         for j in range(d // 2):

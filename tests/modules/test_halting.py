@@ -1,4 +1,4 @@
-"""Dynamic halting (ACT) against SPEC section 2, and the invariants of the halting loop."""
+"""Dynamic halting (ACT) against the paper's Appendix B (Listing 2), and the invariants of the halting loop."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ import torch
 
 from universal_transformer import UTConfig
 from universal_transformer.modules import ACTState, RecurrentStack, act_step
+from universal_transformer.modules.halting import dynamic_halting
+from universal_transformer.modules.packed_act import packed_dynamic_halting
 
 THRESHOLD = 1.0 - 0.01
 
 
 def spec_act(ps, padding=None, threshold=THRESHOLD, force_last=False):
-    """SPEC section 2's per-step update, transcribed in float64 with its own accumulators.
+    """The per-step update of the paper's Listing 2, transcribed in float64 with its own accumulators.
 
     ``ps`` is the list of halting probabilities ``[B, L]`` of steps 1..T. Padding
     positions start with halt_prob 1 so that they never count as running. With
@@ -57,9 +59,30 @@ def _config(**overrides) -> UTConfig:
     return UTConfig(**base)
 
 
-def _stack(seed: int, causal: bool = False, cross: bool = False, **overrides) -> RecurrentStack:
+def _stack(seed: int, causal: bool = False, cross: bool = False, packed: bool = True, **overrides) -> RecurrentStack:
     torch.manual_seed(seed)
-    return RecurrentStack(_config(**overrides), causal=causal, cross_attention=cross).eval()
+    stack = RecurrentStack(_config(**overrides), causal=causal, cross_attention=cross).eval()
+    stack.act_packed = packed
+    return stack
+
+
+def _loop(stack: RecurrentStack, h, padding, transform, *, packed: bool):
+    """The ACT loop with the stack's halting unit and policy, and ``transform(t, x)`` as the
+    step (all positions), run dense or packed (rows gathered from it)."""
+    positions = torch.arange(h.shape[1]).expand(h.shape[0], -1)
+    common = dict(
+        policy=stack.policy,
+        step_input=lambda state, t: state + stack.signal(positions, t),
+        halting=lambda x: stack.halting(x, padding),
+    )
+    if not packed:
+        return dynamic_halting(h, padding, **common, transform=transform)
+
+    def rows_of(t, x, rows, valid, kv):
+        out = transform(t, x)
+        return out.gather(1, rows[..., None].expand(-1, -1, out.shape[-1]))
+
+    return packed_dynamic_halting(h, padding, **common, transform_rows=rows_of)
 
 
 def _inputs(seed: int, B: int = 3, L: int = 6, d: int = 16):
@@ -121,7 +144,7 @@ def test_act_step_equals_spec_transcription(force):
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("causal", [False, True])
 def test_model_halting_invariants(packed, causal):
-    stack = _stack(1, causal=causal, act_packed=packed, act_bias_init=0.0)
+    stack = _stack(1, causal=causal, packed=packed, act_bias_init=0.0)
     h, padding = _inputs(2)
     with torch.no_grad():
         stats = stack(h, padding=padding).halting
@@ -137,18 +160,16 @@ def test_model_halting_invariants(packed, causal):
 
 
 @pytest.mark.parametrize("packed", [True, False])
-def test_model_halting_weights_sum_to_one(packed, monkeypatch):
-    """With ``accumulated`` and a block that returns ones, the output is sum_t w_t."""
-    stack = _stack(3, act_packed=packed, act_type="accumulated", act_bias_init=0.0, act_max_steps=5)
-    block = stack.blocks[0]
-    monkeypatch.setattr(block, "forward", lambda xq, *a, **k: (torch.ones_like(xq), {}))
+def test_model_halting_weights_sum_to_one(packed):
+    """With ``accumulated`` and a step that returns ones, the output is sum_t w_t."""
+    stack = _stack(3, act_type="accumulated", act_bias_init=0.0, act_max_steps=5)
     h, padding = _inputs(4)
     with torch.no_grad():
-        out = stack(h, padding=padding)
-    total = out.hidden[..., 0]
+        hidden, act = _loop(stack, h, padding, lambda t, x: torch.ones_like(x), packed=packed)
+    total = hidden[..., 0]
     torch.testing.assert_close(total[~padding], torch.ones(int((~padding).sum())), atol=1e-6, rtol=0)
-    assert torch.all(out.hidden[padding] == 0)
-    assert len(set(out.halting.n_updates[~padding].tolist())) > 1
+    assert torch.all(hidden[padding] == 0)
+    assert len(set(act.n_updates[~padding].tolist())) > 1
 
 
 def test_no_forced_halt_with_tiny_p_runs_max_steps():
@@ -167,33 +188,20 @@ def test_no_forced_halt_with_tiny_p_runs_max_steps():
     assert torch.all(fstats.remainders[~padding] > 0.8) and torch.all(fstats.remainders[~padding] < 1)
 
 
-# -- the loop's wiring, with a block replaced by known tensors -------------------------
-
-
-def _patch_step(monkeypatch, stack, R):
-    """Make step t of the stack return the known tensor R[t-1] (gathered to packed rows)."""
-
-    def fake(step, x, ctx, rows=None, valid=None, kv=None):
-        out = R[step - 1]
-        if rows is not None:
-            out = out.gather(1, rows[..., None].expand(-1, -1, out.shape[-1]))
-        return out
-
-    monkeypatch.setattr(stack, "_step", fake)
+# -- the loop's wiring, with the step replaced by known tensors ------------------------
 
 
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("act_type", ["basic", "accumulated"])
-def test_act_output_is_the_spec_combination_of_states(act_type, packed, monkeypatch):
+def test_act_output_is_the_paper_combination_of_states(act_type, packed):
     max_steps = 5
-    stack = _stack(7, act_type=act_type, act_packed=packed, act_bias_init=-0.5, act_max_steps=max_steps)
+    stack = _stack(7, act_type=act_type, act_bias_init=-0.5, act_max_steps=max_steps)
     h, padding = _inputs(8)
     torch.manual_seed(9)
     R = [torch.randn_like(h) for _ in range(max_steps)]
-    _patch_step(monkeypatch, stack, R)
     seen = _capture_halting(stack)
     with torch.no_grad():
-        out = stack(h, padding=padding)
+        hidden, act = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=packed)
     ps = [p for _, p in seen]
     records = spec_act(ps, padding, force_last=len(ps) == max_steps)
     expected = torch.zeros_like(h, dtype=torch.float64)
@@ -203,26 +211,25 @@ def test_act_output_is_the_spec_combination_of_states(act_type, packed, monkeypa
             expected = expected + w * Rt.double()
         else:
             expected = w * Rt.double() + (1 - w) * expected
-    torch.testing.assert_close(out.hidden.double(), expected, atol=1e-5, rtol=0)
-    torch.testing.assert_close(out.halting.n_updates.double(), records[-1]["n_updates"], atol=0, rtol=0)
-    torch.testing.assert_close(out.halting.remainders.double(), records[-1]["remainders"], atol=1e-6, rtol=0)
-    assert len(set(out.halting.n_updates[~padding].tolist())) > 1
+    torch.testing.assert_close(hidden.double(), expected, atol=1e-5, rtol=0)
+    torch.testing.assert_close(act.n_updates.double(), records[-1]["n_updates"], atol=0, rtol=0)
+    torch.testing.assert_close(act.remainders.double(), records[-1]["remainders"], atol=1e-6, rtol=0)
+    assert len(set(act.n_updates[~padding].tolist())) > 1
 
 
 @pytest.mark.parametrize("halted_state", ["copy", "transform"])
-def test_halted_state_semantics(halted_state, monkeypatch):
+def test_halted_state_semantics(halted_state):
     """copy: a halted position's state is frozen; transform: it keeps being updated."""
     max_steps = 5
     stack = _stack(10, act_halted_state=halted_state, act_bias_init=-0.5, act_max_steps=max_steps)
     h, padding = _inputs(11)
     torch.manual_seed(12)
     R = [torch.randn_like(h) for _ in range(max_steps)]
-    _patch_step(monkeypatch, stack, R)
     seen = _capture_halting(stack)
     positions = torch.arange(h.shape[1]).expand(h.shape[0], -1)
     with torch.no_grad():
-        out = stack(h, padding=padding)
-    n = out.halting.n_updates
+        _, act = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=False)
+    n = act.n_updates
     checked = 0
     for t, (x, _) in enumerate(seen, start=1):
         if t == 1:
@@ -237,6 +244,13 @@ def test_halted_state_semantics(halted_state, monkeypatch):
     assert checked > 0
 
 
+def test_packed_loop_refuses_transform_semantics():
+    stack = _stack(13, act_halted_state="transform")
+    h, padding = _inputs(14)
+    with pytest.raises(ValueError, match="copy semantics"):
+        _loop(stack, h, padding, lambda t, x: x, packed=True)
+
+
 # -- gradients ---------------------------------------------------------------------------
 
 
@@ -245,9 +259,10 @@ def test_gradcheck_through_act_stack(packed):
     torch.manual_seed(20)
     config = UTConfig(
         vocab_size=13, d_model=8, num_heads=2, d_ff=16, num_steps=2, act_max_steps=3, act=True,
-        dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, act_packed=packed, act_bias_init=0.3,
+        dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, act_bias_init=0.3,
     )
     stack = RecurrentStack(config, causal=False, cross_attention=False).double().eval()
+    stack.act_packed = packed
     h = torch.randn(2, 4, 8, dtype=torch.float64)
     padding = torch.tensor([[False] * 4, [False, False, False, True]])
 
@@ -268,55 +283,6 @@ def test_gradcheck_through_act_stack(packed):
         return out.hidden, out.halting.remainders
 
     assert torch.autograd.gradcheck(f, (h.clone().requires_grad_(),), eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=True)
-
-
-# -- packed ACT == dense ACT -------------------------------------------------------------
-
-
-@pytest.mark.parametrize("arrangement", ["encoder", "decoder"])
-def test_packed_equals_dense(arrangement, monkeypatch):
-    causal = cross = arrangement == "decoder"
-    packed = _stack(30, causal=causal, cross=cross, act_packed=True, act_bias_init=-0.5, act_max_steps=6)
-    dense = RecurrentStack(packed.config.replace(act_packed=False), causal=causal, cross_attention=cross).eval()
-    dense.load_state_dict(packed.state_dict())
-    assert packed.blocks[0].pointwise
-
-    calls = {"n": 0}
-    original = RecurrentStack._act_packed_step
-
-    def counting(self, *args, **kwargs):
-        calls["n"] += 1 if self is packed else 1000
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(RecurrentStack, "_act_packed_step", counting)
-
-    h, padding = _inputs(31)
-    torch.manual_seed(32)
-    kwargs = dict(padding=padding)
-    if cross:
-        kwargs.update(memory=torch.randn(3, 4, 16), memory_padding=torch.tensor([[False] * 4, [False, False, True, True], [False] * 4]))
-    target = torch.randn_like(h)
-
-    results = []
-    for stack in (packed, dense):
-        out = stack(h, **kwargs)
-        loss = (out.hidden * target).sum() + out.halting.ponder_cost
-        grads = torch.autograd.grad(loss, list(stack.parameters()), allow_unused=True)
-        results.append((out, grads))
-    assert 0 < calls["n"] < 1000  # only the packed stack took the packed path
-
-    (po, pg), (do, dg) = results
-    torch.testing.assert_close(po.hidden, do.hidden, atol=1e-5, rtol=0)
-    torch.testing.assert_close(po.halting.n_updates, do.halting.n_updates, atol=0, rtol=0)
-    torch.testing.assert_close(po.halting.remainders, do.halting.remainders, atol=1e-5, rtol=0)
-    n = po.halting.n_updates[~padding]
-    assert len(set(n.tolist())) > 1, "halting steps should be spread"
-    names = [name for name, _ in packed.named_parameters()]
-    for name, a, b in zip(names, pg, dg):
-        assert (a is None) == (b is None), name
-        if a is not None:
-            torch.testing.assert_close(a, b, atol=1e-5, rtol=0, msg=name)
-    assert pg[names.index("halting.linear.weight")].abs().sum() > 0
 
 
 # -- act types ----------------------------------------------------------------------------
@@ -342,7 +308,7 @@ def test_copy_and_transform_differ_but_both_halt():
 
 @pytest.mark.parametrize("packed", [True, False])
 def test_global_act_gives_one_halting_step_per_sequence(packed):
-    stack = _stack(50, act_type="global", act_packed=packed, act_bias_init=-0.5, act_max_steps=6)
+    stack = _stack(50, act_type="global", packed=packed, act_bias_init=-0.5, act_max_steps=6)
     h, padding = _inputs(51, B=4)
     h[3] *= 3.0  # a different sequence, to vary the halting step between sequences
     with torch.no_grad():

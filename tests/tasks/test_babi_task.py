@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from universal_transformer import UTConfig
-from universal_transformer.config import ConfigError
+from universal_transformer.config import ConfigError, StoryQAConfig
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
 from universal_transformer.tasks.babi import BabiTask, parse_tasks
@@ -29,8 +28,8 @@ def test_fact_encoder_is_the_masked_sum_of_word_embeddings():
 
 
 def test_story_model_ignores_empty_fact_slots():
-    cfg = UTConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32,
-                   dropout=0, embedding_dropout=0, act=True, act_bias_init=0.0)
+    cfg = StoryQAConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32,
+                        dropout=0, embedding_dropout=0, act=True, act_bias_init=0.0)
     model = UTStoryQA(cfg).eval()
     facts = torch.randint(3, 20, (2, 3, 4))
     question = torch.randint(3, 20, (2, 4))
@@ -96,9 +95,9 @@ def test_ponder_time_is_averaged_over_all_real_positions():
     """Paper section 3.1: mean and std of the ponder time over all positions of all test examples."""
     task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 2], "memory_size": 10,
                      "eval_batch_size": 64}, seed=0)
-    cfg = UTConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
-                   fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=3,
-                   act=True, act_bias_init=-0.5, position_embedding="none")  # batching moves absolute positions
+    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=3,
+                        act=True, act_bias_init=-0.5, position_embedding="none")  # batching moves absolute positions
     torch.manual_seed(0)
     model = UTStoryQA(cfg)
     result = task.evaluate(model, "validation")
@@ -119,7 +118,8 @@ def test_ponder_time_is_averaged_over_all_real_positions():
 
 @pytest.mark.parametrize("pooling", [None, "last", "mean"])
 def test_story_model_reads_the_answer_at_the_question_by_default(pooling):
-    cfg = UTConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32, pooling=pooling)
+    cfg = StoryQAConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32,
+                        **({} if pooling is None else {"pooling": pooling}))
     model = UTStoryQA(cfg).eval()
     facts = torch.cat((torch.zeros(2, 2, 4, dtype=torch.long), torch.randint(3, 20, (2, 3, 4))), dim=1)
     facts[1, 2] = 0  # one more empty slot in the second story
@@ -139,7 +139,23 @@ def test_story_model_reads_the_answer_at_the_question_by_default(pooling):
 
 def test_story_model_refuses_first_pooling():
     with pytest.raises(ConfigError, match="not 'first'"):
-        UTStoryQA(UTConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32, pooling="first"))
+        UTStoryQA(StoryQAConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32, pooling="first"))
+
+
+def test_story_model_shared_question_encoder_embeds_the_question_like_a_fact():
+    """question_encoder='shared' (the paper: the question is embedded "in the same way")."""
+    cfg = StoryQAConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32,
+                        question_encoder="shared", dropout=0, embedding_dropout=0)
+    model = UTStoryQA(cfg).eval()
+    assert model.question is None
+    facts, question = torch.randint(3, 20, (2, 3, 4)), torch.randint(3, 20, (2, 4))
+    seen = {}
+    model.encoder.register_forward_pre_hook(lambda m, args: seen.update(h=args[0]))
+    with torch.no_grad():
+        model(facts, question)
+        torch.testing.assert_close(seen["h"][:, -1], model.facts(question))
+    separate = UTStoryQA(cfg.replace(question_encoder="separate"))
+    assert sum(p.numel() for p in separate.parameters()) > sum(p.numel() for p in model.parameters())
 
 
 @needs_data

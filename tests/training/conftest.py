@@ -14,13 +14,14 @@ TINY = {
     "model_class": "UniversalTransformer",
     "model": {
         "d_model": 16, "num_heads": 2, "d_ff": 32, "num_steps": 2, "act": True, "act_bias_init": 0.0,
-        "dropout": 0.1, "embedding_dropout": 0.1, "max_position_offset": 8,
+        "dropout": 0.1, "embedding_dropout": 0.1,
     },
     "task": {
         "name": "algorithmic", "task": "reverse", "train_max_length": 6, "validation_lengths": [6],
         "test_lengths": [6, 12], "eval_examples": 10, "eval_batch_size": 10,
     },
-    "train": {"steps": 24, "lr": 0.003, "warmup_steps": 5, "batch_tokens": 256, "eval_every": 4, "threads": 1, "keep_last": 50},
+    "train": {"steps": 24, "lr": 0.003, "warmup_steps": 5, "batch_tokens": 256, "eval_every": 4, "threads": 1, "keep_last": 50,
+              "max_position_offset": 8},
 }
 
 

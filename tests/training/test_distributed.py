@@ -20,7 +20,7 @@ def test_two_processes_equal_one_with_the_combined_batch(tmp_path, tiny_config):
     # gradient that is zero up to rounding gets a full-size update of either sign, which
     # would turn summation-order noise into visible weight differences.
     common = ["--no-progress", "--set", "model.dropout=0.0", "--set", "model.embedding_dropout=0.0",
-              "--set", "model.max_position_offset=0", "--set", "train.steps=8",
+              "--set", "train.max_position_offset=0", "--set", "train.steps=8",
               "--set", "train.eps=0.001"]
     single = run_ut("train", str(tiny_config), "--out", str(tmp_path / "one"), *common)
     assert single.returncode == 0, single.stderr

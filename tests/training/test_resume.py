@@ -55,3 +55,31 @@ def test_changed_config_is_refused_and_more_steps_resume(tmp_path, tiny_config):
     assert "holds a run with a different config (model.d_model: 16 there, 32 now)" in changed.stderr
     more = run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=12")
     assert more.returncode == 0 and "resuming at step 8" in more.stdout, more.stderr
+
+
+def test_time_limited_chunks_resume_exactly(tmp_path):
+    """``--time-limit`` stops cleanly with a checkpoint; chained runs end where one run ends."""
+    import yaml
+
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.trainer import Trainer
+
+    from .conftest import TINY
+
+    def experiment(limit):
+        data = yaml.safe_load(yaml.safe_dump(TINY))
+        data["train"]["time_limit"] = limit
+        return ExperimentConfig.from_dict(data)
+
+    straight = Trainer(experiment(None), tmp_path / "straight", progress=False, verbose=False)
+    assert straight.fit()["status"] == "done"
+    chunks, statuses = tmp_path / "chunks", []
+    for _ in range(60):
+        trainer = Trainer(experiment(0.05), chunks, progress=False, verbose=False)
+        statuses.append(trainer.fit()["status"])
+        if statuses[-1] != "time_limit":
+            break
+    assert statuses[-1] == "done" and statuses.count("time_limit") >= 2, statuses
+    a, b = _final_weights(tmp_path / "straight"), _final_weights(chunks)
+    for key in a:
+        assert torch.equal(a[key], b[key]), key

@@ -60,7 +60,7 @@ def test_schedules():
 
 def test_overrides_and_config_errors(tmp_path, tiny_config):
     exp = load_experiment(tiny_config, ["train.lr=0.5", "model.num_steps=3", "task.test_lengths=[7, 9]"])
-    assert exp.train.lr == 0.5 and exp.model.num_steps == 3 and exp.task["test_lengths"] == [7, 9]
+    assert exp.train.lr == 0.5 and exp.model.num_steps == 3 and exp.task.test_lengths == [7, 9]
     with pytest.raises(ConfigError, match="unknown train key\\(s\\) learning_rate"):
         load_experiment(tiny_config, ["train.learning_rate=1"])
     with pytest.raises(ConfigError, match="key must be model.NAME, task.NAME or train.NAME"):
@@ -108,13 +108,15 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
 
 
 def test_gradient_accumulation_equals_one_big_batch(tmp_path):
-    # no dropout or random offsets: those draw different random numbers per micro-batch
-    quiet = {"dropout": 0.0, "embedding_dropout": 0.0, "max_position_offset": 0}
+    # no dropout: it draws different random numbers per micro-batch. Random position
+    # offsets stay on: the trainer draws them once per global batch from (seed, step).
+    quiet = {"dropout": 0.0, "embedding_dropout": 0.0}
     results = []
     for accum in (1, 3):
         data = yaml.safe_load(yaml.safe_dump(TINY))
         data["model"].update(quiet)
         data["train"].update(steps=3, grad_accum=accum, eps=1e-3, eval_every=3)
+        assert data["train"]["max_position_offset"] > 0
         trainer = Trainer(ExperimentConfig.from_dict(data), tmp_path / f"accum{accum}", progress=False)
         for _ in range(3):
             trainer.train_step()
@@ -131,3 +133,33 @@ def test_bf16_autocast_tracks_fp32(tmp_path):
     gap = max(abs(a - b) for a, b in zip(losses["fp32"], losses["bf16"]))
     assert gap < 0.15, f"bf16 drifted from fp32 by {gap:.3f}"
     assert sum(losses["bf16"][-5:]) < sum(losses["bf16"][:5])  # and it learns
+
+
+def test_position_offsets_are_drawn_from_seed_and_step():
+    from universal_transformer.training.trainer import position_offsets
+
+    a = position_offsets(0, 5, 64, maximum=400, per="example")
+    assert torch.equal(a, position_offsets(0, 5, 64, maximum=400, per="example"))  # pure in (seed, step)
+    assert not torch.equal(a, position_offsets(0, 6, 64, maximum=400, per="example"))
+    assert not torch.equal(a, position_offsets(1, 5, 64, maximum=400, per="example"))
+    assert 0 <= int(a.min()) and int(a.max()) <= 400 and a.unique().numel() > 20
+    one = position_offsets(0, 5, 64, maximum=400, per="batch")
+    assert one.unique().numel() == 1 and one.shape == (64,)
+
+
+def test_old_experiment_configs_still_load(tmp_path):
+    """model.max_position_offset and act_packed moved; an old YAML still loads, with a warning."""
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    offset = data["train"].pop("max_position_offset")
+    data["model"].update(max_position_offset=offset, act_packed=False)
+    with pytest.warns(FutureWarning, match="max_position_offset"):
+        experiment = ExperimentConfig.from_dict(data, source="old.yaml")
+    assert experiment.train.max_position_offset == offset
+    assert not hasattr(experiment.model, "act_packed")
+
+
+def test_unknown_task_option_is_named(tmp_path):
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["task"]["lenght"] = 3
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) lenght for task 'algorithmic'; known: .*bucket_width"):
+        ExperimentConfig.from_dict(data, source="exp.yaml")

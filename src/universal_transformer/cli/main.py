@@ -8,18 +8,19 @@ import sys
 from ..config import ConfigError
 from ..models import LoadError
 from ..training.trainer import TrainingDiverged
-from .babi import add_babi_parsers
 from .demo import add_demo_parser
+from .experiments import add_experiment_parsers
 from .run import add_run_parsers
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ut", description="Universal Transformer: train, evaluate and run models."
+        prog="ut", description="Universal Transformer: train, evaluate and run models "
+        "(train / eval / generate / sweep / report / plot, for every task; demo: the README's example)."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_parsers(commands)
-    add_babi_parsers(commands)
+    add_experiment_parsers(commands)
     add_demo_parser(commands)
     return parser
 

@@ -11,7 +11,7 @@ import torch
 from ..config import ConfigError
 from ..generation import generate
 from ..models import PretrainedModel
-from ..tasks import build_task
+from ..registry import build_task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
 from ..training.distributed import shutdown_distributed
 from ..training.trainer import Trainer
@@ -29,7 +29,11 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, help="run directory (created, or resumed if it exists)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.lr=1e-3 --set model.num_steps=8")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
+    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="auto (default) picks CUDA when present")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop cleanly with a checkpoint after this much training time; the same command resumes "
+                   "(shorthand for --set train.time_limit=SECONDS)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(run=run_train)
 
@@ -43,12 +47,6 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--device", default="cpu")
     p.set_defaults(run=run_eval)
 
-    p = commands.add_parser("algorithmic-report", help="the SPEC section 3 algorithmic table from a folder of runs",
-                            description="ROOT holds runs named TASK-MODEL (e.g. copy-ut), as run_all.sh writes them.")
-    p.add_argument("root", type=Path)
-    p.add_argument("--length", type=int, default=400)
-    p.set_defaults(run=run_report)
-
     p = commands.add_parser("generate", help="decode an input with a trained model")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--input", required=True, help="the input text, e.g. --input 12345")
@@ -60,17 +58,14 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_generate)
 
 
-def run_report(args: argparse.Namespace) -> int:
-    from ..evaluation.algorithmic_report import algorithmic_table
-
-    print(algorithmic_table(args.root, args.length))
-    return 0
-
-
 def run_train(args: argparse.Namespace) -> int:
-    experiment = load_experiment(args.config, args.overrides)
+    overrides = list(args.overrides)
+    if args.time_limit is not None:
+        overrides.append(f"train.time_limit={args.time_limit}")
+    experiment = load_experiment(args.config, overrides)
+    device = None if args.device == "auto" else args.device
     try:
-        trainer = Trainer(experiment, args.out, device=args.device, progress=not args.no_progress)
+        trainer = Trainer(experiment, args.out, device=device, progress=not args.no_progress)
         summary = trainer.fit()
     finally:
         shutdown_distributed()

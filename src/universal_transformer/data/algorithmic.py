@@ -1,4 +1,4 @@
-"""The algorithmic tasks of SPEC section 3 (Copy, Reverse, Addition), generated from a seed.
+"""The algorithmic tasks of the paper's Section 3.4 (Copy, Reverse, Addition), generated from a seed.
 
 Tokens: ``0`` padding, ``1`` begin-of-sequence, ``2`` end-of-sequence, ``3..12`` the digits
 0-9, ``13`` the ``+`` separating Addition's operands. Sources carry no special tokens;
@@ -7,40 +7,15 @@ targets end with end-of-sequence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
-from torch import Tensor
 
-from .batch import Batch
+from .batch import Seq2SeqBatch
 
 PAD, BOS, EOS = 0, 1, 2
 DIGIT0 = 3
 PLUS = 13
 VOCAB_SIZE = 14
 TASKS = ("copy", "reverse", "addition")
-
-
-@dataclass
-class Seq2SeqBatch(Batch):
-    """Padded ``src [B, Ls]``, decoder input ``tgt_in [B, Lt]`` (bos + target) and ``labels`` (target + eos)."""
-
-    src: Tensor
-    tgt_in: Tensor
-    labels: Tensor
-    ignore_index: int = PAD
-
-    def model_inputs(self) -> dict[str, Tensor]:
-        return {"src": self.src, "tgt_in": self.tgt_in}
-
-    def positions(self) -> dict[str, int]:
-        return {"encoder": int((self.src != PAD).sum()), "decoder": int((self.tgt_in != PAD).sum())}
-
-    def select(self, rows: slice) -> "Seq2SeqBatch":
-        return Seq2SeqBatch(self.src[rows], self.tgt_in[rows], self.labels[rows])
-
-    def to(self, device: torch.device | str) -> "Seq2SeqBatch":
-        return Seq2SeqBatch(self.src.to(device), self.tgt_in.to(device), self.labels.to(device))
 
 
 def digits_to_tokens(digits: list[int]) -> list[int]:
@@ -105,4 +80,4 @@ def collate(pairs: list[tuple[list[int], list[int]]]) -> Seq2SeqBatch:
         src[i, : len(s)] = torch.tensor(s)
         tgt_in[i, : len(t) + 1] = torch.tensor([BOS, *t])
         labels[i, : len(t) + 1] = torch.tensor([*t, EOS])
-    return Seq2SeqBatch(src, tgt_in, labels)
+    return Seq2SeqBatch(src, tgt_in, labels, ignore_index=PAD)

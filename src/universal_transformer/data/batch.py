@@ -1,34 +1,65 @@
-"""The batch interface the trainer works with: model inputs, labels, and row selection."""
+"""Batches: what the data sets produce and the trainer consumes.
+
+:class:`Batch` is the interface the trainer works with (model inputs, labels, row
+selection for data parallelism and gradient accumulation, counts for the objective's
+normalisation). Every batch type of the package is defined here, next to it.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import torch
 from torch import Tensor
 
 
 class Batch(ABC):
-    """A batch the trainer can split across devices and accumulation steps."""
+    """A batch the trainer can split across devices and accumulation steps.
+
+    Subclasses are dataclasses of tensors whose first dimension is the batch;
+    ``position_offset [B]`` (optional) shifts the position ids of each example (random
+    offsets, drawn by the trainer; see :meth:`with_position_offset`).
+    """
 
     labels: Tensor
     ignore_index: int = -100
+    position_offset: Tensor | None = None
 
     @abstractmethod
-    def model_inputs(self) -> dict[str, Tensor]:
-        """Keyword arguments of the model's forward."""
+    def inputs(self) -> dict[str, Tensor]:
+        """The model's forward inputs other than the position offset."""
 
     @abstractmethod
     def positions(self) -> dict[str, int]:
         """Real (non-padding) positions per stack, for the ponder cost normaliser."""
 
-    @abstractmethod
+    def model_inputs(self) -> dict[str, Tensor]:
+        """Keyword arguments of the model's forward."""
+        inputs = self.inputs()
+        if self.position_offset is not None:
+            inputs["position_offset"] = self.position_offset
+        return inputs
+
+    def with_position_offset(self, offset: Tensor | None) -> "Batch":
+        return replace(self, position_offset=offset)  # type: ignore[type-var]
+
     def select(self, rows: slice) -> "Batch":
         """A sub-batch of rows (for data parallelism and gradient accumulation)."""
+        return self._map(lambda t: t[rows])
 
-    @abstractmethod
     def to(self, device: torch.device | str) -> "Batch":
-        ...
+        """The batch on ``device``; host-to-GPU copies go through pinned memory, without blocking."""
+        if torch.device(device).type == "cuda":
+            return self._map(lambda t: t.pin_memory().to(device, non_blocking=True))
+        return self._map(lambda t: t.to(device))
+
+    def _map(self, fn) -> "Batch":
+        changes: dict[str, Any] = {
+            f.name: fn(value) for f in fields(self) if isinstance(value := getattr(self, f.name), Tensor)  # type: ignore[arg-type]
+        }
+        return replace(self, **changes)  # type: ignore[type-var]
 
     @property
     def size(self) -> int:
@@ -37,3 +68,43 @@ class Batch(ABC):
     @property
     def num_targets(self) -> int:
         return int((self.labels != self.ignore_index).sum())
+
+
+@dataclass
+class Seq2SeqBatch(Batch):
+    """Padded ``src [B, Ls]``, decoder input ``tgt_in [B, Lt]`` (bos + target) and ``labels`` (target + eos);
+    ``ignore_index`` is the padding id."""
+
+    src: Tensor
+    tgt_in: Tensor
+    labels: Tensor
+    ignore_index: int = 0
+    position_offset: Tensor | None = None
+
+    def inputs(self) -> dict[str, Tensor]:
+        return {"src": self.src, "tgt_in": self.tgt_in}
+
+    def positions(self) -> dict[str, int]:
+        pad = self.ignore_index
+        return {"encoder": int((self.src != pad).sum()), "decoder": int((self.tgt_in != pad).sum())}
+
+
+@dataclass
+class StoryBatch(Batch):
+    """bAbI stories: ``facts [B, F, W]`` (word ids, empty fact slots all zeros, at the front),
+    ``question [B, W]``, answer class ``labels [B]``."""
+
+    facts: Tensor
+    question: Tensor
+    labels: Tensor
+    ignore_index: int = -100
+    position_offset: Tensor | None = None
+
+    def inputs(self) -> dict[str, Tensor]:
+        return {"facts": self.facts, "question": self.question}
+
+    def positions(self) -> dict[str, int]:
+        return {"encoder": int(self.facts.ne(0).any(-1).sum()) + self.facts.shape[0]}
+
+
+__all__ = ["Batch", "Seq2SeqBatch", "StoryBatch"]

@@ -1,4 +1,4 @@
-"""The algorithmic-task table of SPEC section 3 from a folder of runs (``TASK-MODEL`` each)."""
+"""The algorithmic-task table of the paper's Table 4 from a folder of runs (``TASK-MODEL`` each)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-FAIL_ABOVE = 5.0  # a task fails at > 5% test error (SPEC section 3)
+FAIL_ABOVE = 5.0  # a task fails at > 5% test error (the paper's Section 3.1 and Table 1)
 
 
 def _run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:

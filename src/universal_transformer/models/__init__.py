@@ -4,9 +4,9 @@ from .base import MODEL_CLASSES as MODEL_CLASSES_BY_NAME
 from .base import LoadError, ModelOutput, PretrainedModel, from_pretrained
 from .lstm import LSTMSeq2Seq
 from .story_qa import FactEncoder, UTStoryQA
-from .transformer import UniversalTransformer, UTEncoderClassifier, UTLanguageModel, sequence_loss
+from .transformer import UniversalTransformer, UTEncoderClassifier, UTLanguageModel
 
 __all__ = [
     "LSTMSeq2Seq", "LoadError", "MODEL_CLASSES_BY_NAME", "ModelOutput", "PretrainedModel", "UTEncoderClassifier",
-    "FactEncoder", "UTLanguageModel", "UTStoryQA", "UniversalTransformer", "from_pretrained", "sequence_loss",
+    "FactEncoder", "UTLanguageModel", "UTStoryQA", "UniversalTransformer", "from_pretrained",
 ]

@@ -12,7 +12,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
-from ..config import ConfigError, ModelConfig, config_from_dict
+from ..config import ConfigError, ModelConfig
 from ..modules.recurrence import HaltingStats
 
 CONFIG_NAME = "config.json"
@@ -26,7 +26,7 @@ class ModelOutput:
     """What every forward returns.
 
     ``loss`` = task loss + ``ponder_weight * ponder_cost`` when labels were given (ACT
-    only adds the ponder term). ``halting`` maps ``"encoder"``/``"decoder"`` to
+    only adds the ponder term; see :mod:`universal_transformer.objective`). ``halting`` maps ``"encoder"``/``"decoder"`` to
     per-position :class:`HaltingStats`; ``attentions`` maps them to per-step dicts of
     attention weights when asked for.
     """
@@ -51,7 +51,8 @@ class PretrainedModel(nn.Module):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        MODEL_CLASSES[cls.__name__] = cls
+        if not cls.__name__.startswith("_"):  # shared bases are not models of their own
+            MODEL_CLASSES[cls.__name__] = cls
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -95,11 +96,12 @@ class PretrainedModel(nn.Module):
             raise LoadError(f"{config_path}: unknown model_class {name!r}; known: {', '.join(sorted(MODEL_CLASSES))}")
         if not issubclass(MODEL_CLASSES[name], target):
             raise LoadError(f"{config_path}: holds a {name}, not a {target.__name__}")
+        model_class = MODEL_CLASSES[name]
         try:
-            config = config_from_dict(data, source=str(config_path))
+            config = model_class.config_class.from_dict(data, source=str(config_path))
         except ConfigError as err:
             raise LoadError(str(err)) from None
-        model = MODEL_CLASSES[name](config)
+        model = model_class(config)
         try:
             tensors = load_file(str(weights_path), device=str(map_location))
         except (SafetensorError, OSError) as err:

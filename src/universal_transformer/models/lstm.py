@@ -11,7 +11,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..config import LSTMConfig
 from ..modules.embedding import TokenEmbedding
 from .base import ModelOutput, PretrainedModel
-from .transformer import sequence_loss
+from ..objective import compute_loss
 
 
 @dataclass
@@ -83,8 +83,13 @@ class LSTMSeq2Seq(PretrainedModel):
         logits = self._decode(tgt_in, self._encode(src))
         output = ModelOutput(logits, ponder_cost=logits.new_zeros(()))
         if labels is not None:
-            output.task_loss = output.loss = sequence_loss(logits, labels, self.config.pad_id, label_smoothing)
+            terms = compute_loss(logits, labels, {}, ignore_index=self.ignore_index, label_smoothing=label_smoothing)
+            output.task_loss = output.loss = terms.loss
         return output
+
+    @property
+    def ignore_index(self) -> int:
+        return self.config.pad_id
 
     def prefill(self, src: Tensor, prefix: Tensor | None = None) -> tuple[LSTMDecodingState, Tensor]:
         state = self._encode(src)

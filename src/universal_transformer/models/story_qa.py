@@ -1,4 +1,4 @@
-"""The bAbI question-answering model of the paper (SPEC section 3).
+"""The bAbI question-answering model of the paper (Section 3.1).
 
 Each fact and the question is embedded as ``sum_j E[w_j] * M_j``: word embeddings
 multiplied elementwise by a learned vector per word position ``j``. The sequence of
@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ..config import ConfigError, UTConfig
+from ..config import ConfigError, StoryQAConfig
 from ..modules.recurrence import RecurrentStack
 from .base import ModelOutput
 from .transformer import _UTClassifierBase
@@ -42,16 +42,19 @@ class FactEncoder(nn.Module):
 class UTStoryQA(_UTClassifierBase):
     """bAbI model: fact encoder -> UT encoder (optionally with ACT) -> answer classifier."""
 
-    default_pooling = "last"
+    config_class = StoryQAConfig
+    config: StoryQAConfig
 
-    def __init__(self, config: UTConfig) -> None:
+    def __init__(self, config: StoryQAConfig) -> None:
         super().__init__(config)
         if config.fact_words is None:
             raise ConfigError("UTStoryQA needs fact_words (words per sentence) in the config")
-        if config.pooling == "first":  # the oldest memory slot, usually padding
-            raise ConfigError("UTStoryQA reads the answer with pooling 'last' (the question) or 'mean', not 'first'")
         self.facts = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
-        self.question = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
+        # The paper embeds the question "in the same way" as the facts; "separate" gives it its own table.
+        self.question = (
+            FactEncoder(config.vocab_size, config.d_model, config.fact_words)
+            if config.question_encoder == "separate" else None
+        )
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
         self.head = nn.Linear(config.d_model, config.num_classes)
 
@@ -63,14 +66,16 @@ class UTStoryQA(_UTClassifierBase):
         *,
         label_smoothing: float = 0.0,
         need_weights: bool = False,
+        position_offset: Tensor | None = None,
     ) -> ModelOutput:
         """``facts [B, F, W]`` (empty fact slots all zeros, at the front), ``question [B, W]``, ``labels [B]``."""
-        h = torch.cat((self.facts(facts), self.question(question)[:, None]), dim=1)
+        question_encoder = self.question if self.question is not None else self.facts
+        h = torch.cat((self.facts(facts), question_encoder(question)[:, None]), dim=1)
         padding = torch.cat((facts.eq(0).all(-1), facts.new_zeros(facts.shape[0], 1, dtype=torch.bool)), dim=1)
         padding = padding if bool(padding.any()) else None
         out = self.encoder(
             self.embedding_dropout(h), padding=padding,
-            positions=self._positions(h[..., 0]), need_weights=need_weights,
+            positions=self._positions(h[..., 0], position_offset), need_weights=need_weights,
         )
         logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)

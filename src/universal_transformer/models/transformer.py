@@ -10,23 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..config import ConfigError, UTConfig
+from ..config import ConfigError, UTClassifierConfig, UTConfig
 from ..modules.embedding import TokenEmbedding
+from ..objective import compute_loss, ponder_cost, ponder_weight
 from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
 from .base import ModelOutput, PretrainedModel
-
-
-def sequence_loss(logits: Tensor, labels: Tensor, ignore_index: int, label_smoothing: float = 0.0) -> Tensor:
-    """Token-level cross-entropy, ignoring ``ignore_index`` labels."""
-    return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]).float(),
-        labels.reshape(-1),
-        ignore_index=ignore_index,
-        label_smoothing=label_smoothing,
-    )
 
 
 @dataclass
@@ -46,52 +36,63 @@ class _UTBase(PretrainedModel):
         self.config = config
         self.embedding_dropout = nn.Dropout(config.embedding_dropout)
 
-    def _positions(self, tokens: Tensor, start: Tensor | None = None) -> Tensor | None:
-        """Random position offsets during training (SPEC, algorithmic tasks); else default.
+    @staticmethod
+    def _positions(tokens: Tensor, offset: Tensor | None) -> Tensor | None:
+        """Position ids ``offset + 0..L-1`` per example (``offset [B]``), or None for ``0..L-1``.
 
-        ``start [B, 1]`` reuses offsets already drawn: an encoder-decoder shifts source and
-        target of an example by the same amount, so positions still align them.
+        Random offsets are a training-time augmentation (the paper's Section 3.4): the
+        trainer draws them and passes them in, so a forward pass is a pure function of
+        its inputs and weights. An encoder-decoder shifts source and target of an
+        example by the same offset, so positions still align them.
         """
-        if start is None:
-            start = self._draw_offsets(tokens)
-        if start is None:
+        if offset is None:
             return None
-        return start + torch.arange(tokens.shape[1], device=tokens.device)
-
-    def _draw_offsets(self, tokens: Tensor) -> Tensor | None:
-        offset = self.config.max_position_offset
-        if not (self.training and offset > 0):
-            return None
-        return torch.randint(0, offset + 1, (tokens.shape[0], 1), device=tokens.device)
+        return offset.to(tokens.device).view(-1, 1) + torch.arange(tokens.shape[1], device=tokens.device)
 
     def _padding(self, tokens: Tensor) -> Tensor | None:
         padding = tokens == self.config.pad_id
         return padding if bool(padding.any()) else None
 
-    def set_gradient_checkpointing(self, enabled: bool = True) -> None:
-        """Recompute each recurrent step in the backward pass: memory no longer grows with T."""
+    def configure_runtime(self, *, act_packed: bool | None = None, gradient_checkpointing: bool | None = None) -> None:
+        """Execution choices that leave the function unchanged (not part of the config).
+
+        ``act_packed``: skip halted positions in ACT (default on; the dense loop is the
+        reference). ``gradient_checkpointing``: recompute each recurrent step in the
+        backward pass, so that memory no longer grows with the number of steps.
+        """
         for module in self.modules():
             if isinstance(module, RecurrentStack):
-                module.gradient_checkpointing = enabled
+                if act_packed is not None:
+                    module.act_packed = act_packed
+                if gradient_checkpointing is not None:
+                    module.gradient_checkpointing = gradient_checkpointing
+
+    def set_gradient_checkpointing(self, enabled: bool = True) -> None:
+        """Shorthand for ``configure_runtime(gradient_checkpointing=enabled)``."""
+        self.configure_runtime(gradient_checkpointing=enabled)
+
+    # Labels equal to this id carry no loss (padding for sequences).
+    @property
+    def ignore_index(self) -> int:
+        return self.config.pad_id
 
     def _finish(self, logits: Tensor, labels: Tensor | None, stacks: dict[str, StackOutput], label_smoothing: float) -> ModelOutput:
         halting = {name: out.halting for name, out in stacks.items()}
-        ponder = sum((h.ponder_cost for h in halting.values()), logits.new_zeros(()))
         attentions = {name: out.attentions for name, out in stacks.items() if out.attentions is not None}
-        output = ModelOutput(logits, ponder_cost=ponder, halting=halting, attentions=attentions or None)
-        if labels is not None:
-            output.task_loss = self._task_loss(logits, labels, label_smoothing)
-            output.loss = output.task_loss
-            if self.config.act:
-                output.loss = output.loss + self.config.ponder_weight * ponder
+        output = ModelOutput(logits, halting=halting, attentions=attentions or None)
+        if labels is None:
+            output.ponder_cost = ponder_cost(halting, dtype=torch.float64 if logits.dtype == torch.float64 else torch.float32)
+            return output
+        terms = compute_loss(
+            logits, labels, halting, ignore_index=self.ignore_index, label_smoothing=label_smoothing,
+            ponder_weight=ponder_weight(self.config),
+        )
+        output.loss, output.task_loss, output.ponder_cost = terms.loss, terms.task_loss, terms.ponder_cost
         return output
-
-    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
-        return sequence_loss(logits, labels, self.config.pad_id, label_smoothing)
 
 
 class UniversalTransformer(_UTBase):
-    """Encoder-decoder UT (SPEC section 1): ``forward(src, tgt_in, labels)`` with teacher forcing.
+    """Encoder-decoder UT (the paper's Section 2.1): ``forward(src, tgt_in, labels)`` with teacher forcing.
 
     ``tgt_in`` is the target shifted right (starting with ``bos_id``); ``labels`` the
     target itself, ``pad_id`` where no loss is wanted.
@@ -118,10 +119,10 @@ class UniversalTransformer(_UTBase):
     def target_embedding(self) -> TokenEmbedding:
         return self.tgt_embed if self.tgt_embed is not None else self.src_embed
 
-    def encode(self, src: Tensor, *, need_weights: bool = False, offsets: Tensor | None = None) -> StackOutput:
+    def encode(self, src: Tensor, *, need_weights: bool = False, position_offset: Tensor | None = None) -> StackOutput:
         padding = self._padding(src)
         h = self.embedding_dropout(self.src_embed(src))
-        return self.encoder(h, padding=padding, positions=self._positions(src, offsets), need_weights=need_weights)
+        return self.encoder(h, padding=padding, positions=self._positions(src, position_offset), need_weights=need_weights)
 
     def decode(
         self,
@@ -131,14 +132,14 @@ class UniversalTransformer(_UTBase):
         *,
         cache: StackCache | None = None,
         need_weights: bool = False,
-        offsets: Tensor | None = None,
+        position_offset: Tensor | None = None,
     ) -> tuple[Tensor, StackOutput]:
         padding = self._padding(tgt_in) if cache is None else None
         h = self.embedding_dropout(self.target_embedding(tgt_in))
         out = self.decoder(
             h,
             padding=padding,
-            positions=self._positions(tgt_in, offsets) if cache is None else None,
+            positions=self._positions(tgt_in, position_offset) if cache is None else None,
             memory=memory,
             memory_padding=memory_padding,
             cache=cache,
@@ -157,10 +158,13 @@ class UniversalTransformer(_UTBase):
         *,
         label_smoothing: float = 0.0,
         need_weights: bool = False,
+        position_offset: Tensor | None = None,
     ) -> ModelOutput:
-        offsets = self._draw_offsets(src)  # one shift per example, for source and target alike
-        enc = self.encode(src, need_weights=need_weights, offsets=offsets)
-        logits, dec = self.decode(tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, offsets=offsets)
+        """``position_offset [B]`` shifts every position of an example (source and target alike)."""
+        enc = self.encode(src, need_weights=need_weights, position_offset=position_offset)
+        logits, dec = self.decode(
+            tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=position_offset
+        )
         return self._finish(logits, labels, {"encoder": enc, "decoder": dec}, label_smoothing)
 
     # -- incremental decoding (see universal_transformer.generation) --------------------
@@ -206,11 +210,12 @@ class UTLanguageModel(_UTBase):
         cache: StackCache | None = None,
         label_smoothing: float = 0.0,
         need_weights: bool = False,
+        position_offset: Tensor | None = None,
     ) -> ModelOutput:
         """``labels`` are the next tokens (``tokens`` shifted left), ``pad_id`` where ignored."""
         padding = self._padding(tokens) if cache is None else None
         h = self.embedding_dropout(self.embed(tokens))
-        positions = self._positions(tokens) if cache is None else None
+        positions = self._positions(tokens, position_offset) if cache is None else None
         out = self.decoder(h, padding=padding, positions=positions, cache=cache, need_weights=need_weights)
         return self._finish(self._logits(out.hidden), labels, {"decoder": out}, label_smoothing)
 
@@ -230,16 +235,26 @@ class _UTClassifierBase(_UTBase):
     """An encoder whose pooled output (``config.pooling``) is classified into ``num_classes``
     by ``self.head`` (made last by the subclass, so that initialisation draws stay in order)."""
 
-    def __init__(self, config: UTConfig) -> None:
+    config_class = UTClassifierConfig
+    config: UTClassifierConfig
+
+    def __init__(self, config: UTClassifierConfig) -> None:
+        if not isinstance(config, UTClassifierConfig):
+            raise ConfigError(
+                f"{type(self).__name__} takes a {self.config_class.__name__} (with num_classes and pooling), "
+                f"not a {type(config).__name__}"
+            )
         super().__init__(config)
         if config.num_classes is None:
             raise ConfigError(f"{type(self).__name__} needs num_classes in the config")
 
-    default_pooling = "mean"
+    @property
+    def ignore_index(self) -> int:
+        return -100  # every example has a label
 
     def _pool(self, h: Tensor, padding: Tensor | None) -> Tensor:
         """``mean`` over the real positions, the ``first`` or the ``last`` real position."""
-        kind = self.config.pooling or self.default_pooling
+        kind = self.config.pooling
         if kind == "first":
             return h[:, 0]
         real = torch.ones(h.shape[:2], dtype=torch.bool, device=h.device) if padding is None else ~padding
@@ -249,18 +264,15 @@ class _UTClassifierBase(_UTBase):
         weights = real.to(h.dtype)[..., None]
         return (h * weights).sum(1) / weights.sum(1).clamp(min=1)
 
-    def _task_loss(self, logits: Tensor, labels: Tensor, label_smoothing: float) -> Tensor:
-        return F.cross_entropy(logits.float(), labels, label_smoothing=label_smoothing)
-
 
 class UTEncoderClassifier(_UTClassifierBase):
     """Encoder-only UT with a classification head on the pooled encoder output.
 
     Takes token ids or, for inputs that are not tokens (bAbI's fact embeddings, any
-    embedded sequence: SPEC section 4), ``inputs_embeds [B, L, d]`` with ``padding``.
+    embedded sequence), ``inputs_embeds [B, L, d]`` with ``padding``.
     """
 
-    def __init__(self, config: UTConfig) -> None:
+    def __init__(self, config: UTClassifierConfig) -> None:
         super().__init__(config)
         self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
@@ -275,6 +287,7 @@ class UTEncoderClassifier(_UTClassifierBase):
         padding: Tensor | None = None,
         label_smoothing: float = 0.0,
         need_weights: bool = False,
+        position_offset: Tensor | None = None,
     ) -> ModelOutput:
         if (tokens is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of tokens or inputs_embeds")
@@ -285,6 +298,7 @@ class UTEncoderClassifier(_UTClassifierBase):
         else:
             h = inputs_embeds
             ref = inputs_embeds[..., 0]
-        out = self.encoder(self.embedding_dropout(h), padding=padding, positions=self._positions(ref), need_weights=need_weights)
+        positions = self._positions(ref, position_offset)
+        out = self.encoder(self.embedding_dropout(h), padding=padding, positions=positions, need_weights=need_weights)
         logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)

@@ -54,7 +54,7 @@ def _grow(buffer: Tensor, capacity: int, length: int) -> Tensor:
 
 
 class MultiHeadAttention(nn.Module):
-    """Scaled dot-product multi-head attention (scale ``1/sqrt(d/k)``, SPEC section 1).
+    """Scaled dot-product multi-head attention (scale ``1/sqrt(d/k)``, the paper's eq. 1-3).
 
     Queries and keys/values have separate projections (``q_proj``, ``kv_proj``) so that
     callers can project keys/values once and reuse them: cross-attention over the

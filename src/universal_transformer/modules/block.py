@@ -1,4 +1,4 @@
-"""One recurrent step of the UT encoder or decoder (SPEC section 1, the paper's Figure 4)."""
+"""One recurrent step of the UT encoder or decoder (the paper's eq. 4-5 and Figure 4, Appendix A)."""
 
 from __future__ import annotations
 

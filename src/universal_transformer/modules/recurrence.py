@@ -4,15 +4,9 @@
 decoder (causal, cross-attention), and the decoder-only LM (causal). With
 ``share_weights=False`` it holds ``T`` distinct blocks: the vanilla Transformer.
 
-Halting (SPEC section 2). With ``act_halted_state="copy"`` (the paper's semantics,
-default) a halted position's state is frozen and copied forward; others still attend
-to it. Then, with a pointwise transition, each step gathers only the still-running
-positions into a packed batch (``[B, max running, d]``) for queries, attention output
-and transition, so halted positions cost only their key/value projection
-(``act_packed``, default on; the dense path computes every position and is kept as a
-reference and for ``sepconv``, whose convolution needs its neighbours).
-``act_halted_state="transform"`` is the reference code's behaviour: every position is
-transformed at every step and only the weighted output freezes.
+Halting (the paper's Section 2.2): the stack supplies its step to the ACT loop of
+:mod:`.halting` (dense) or :mod:`.packed_act` (halted positions skipped; used with copy
+semantics and a pointwise transition unless ``act_packed`` is switched off at run time).
 """
 
 from __future__ import annotations
@@ -27,7 +21,8 @@ from ..config import UTConfig
 from .attention import KVCache, attention_mask
 from .block import UTBlock
 from .embedding import CoordinateEmbedding
-from .halting import ACTState, HaltingUnit, act_step
+from .halting import ACTPolicy, dynamic_halting, make_halting_unit
+from .packed_act import FrozenKeyValues, packed_dynamic_halting
 
 
 @dataclass
@@ -43,14 +38,18 @@ class HaltingStats:
         """``n_updates + remainders`` per position (the paper's ponder time)."""
         return self.n_updates + self.remainders
 
-    @property
-    def ponder_cost(self) -> Tensor:
-        """Mean ponder time over non-padding positions (a scalar; SPEC section 2)."""
+    def ponder_sum(self) -> tuple[Tensor, int]:
+        """Sum of the ponder times over the real positions, and their count."""
         time = self.ponder_time
         if self.padding is None:
-            return time.mean()
-        real = (~self.padding).to(time.dtype)
-        return (time * real).sum() / real.sum().clamp(min=1)
+            return time.sum(), time.numel()
+        return time.masked_fill(self.padding, 0.0).sum(), int((~self.padding).sum())
+
+    @property
+    def ponder_cost(self) -> Tensor:
+        """Mean ponder time over non-padding positions (a scalar; Graves 2016's ponder cost)."""
+        total, count = self.ponder_sum()
+        return total / max(count, 1)
 
 
 @dataclass
@@ -105,7 +104,7 @@ class _StepContext:
 
 
 class RecurrentStack(nn.Module):
-    """A UT encoder/decoder: the block of SPEC section 1 applied over depth, with or without ACT."""
+    """A UT encoder/decoder: the block of eq. 4-5 applied over depth, with or without ACT."""
 
     def __init__(self, config: UTConfig, *, causal: bool, cross_attention: bool, num_steps: int | None = None) -> None:
         super().__init__()
@@ -137,16 +136,19 @@ class RecurrentStack(nn.Module):
             max_position=config.max_position,
             max_steps=self.total_steps,
         )
-        self.halting = HaltingUnit(config.d_model, config.act_type, config.act_bias_init) if config.act else None
+        self.halting = make_halting_unit(config) if config.act else None
+        self.policy = ACTPolicy.from_config(config)
         self.final_norm = nn.LayerNorm(config.d_model) if config.norm == "pre" else None
+        # Run-time choices (not architecture; see configure_runtime on the models).
         self.gradient_checkpointing = False
+        self.act_packed = True
 
     def block(self, step: int) -> UTBlock:
         """The block of step ``step`` (1-based): the shared one, or that layer's own."""
         return self.blocks[0] if len(self.blocks) == 1 else self.blocks[step - 1]
 
     def signal(self, positions: Tensor, step: int, position_signal: Tensor | None = None) -> Tensor | None:
-        """``P^t`` for ``positions [B, L]`` (SPEC eq. 6-7); position only at step 1 unless every step.
+        """``P^t`` for ``positions [B, L]`` (eq. 6-7); position only at step 1 unless every step.
 
         ``position_signal`` is the position part if already computed (it does not change over steps).
         """
@@ -273,95 +275,47 @@ class RecurrentStack(nn.Module):
 
     # -- dynamic halting (ACT) -------------------------------------------------------
 
+    def uses_packed_act(self, need_weights: bool = False) -> bool:
+        """Whether ACT runs packed (halted positions skipped): copy semantics, a pointwise
+        transition, ``act_packed`` on, and no attention weights asked for."""
+        return (
+            self.act and self.act_packed and self.policy.copies_halted
+            and self.blocks[0].pointwise and not need_weights
+        )
+
     def _act(self, h: Tensor, ctx: _StepContext) -> tuple[Tensor, HaltingStats]:
-        cfg = self.config
         assert self.halting is not None
-        threshold = 1.0 - cfg.act_epsilon
-        copy = cfg.act_halted_state == "copy"
-        packed = copy and cfg.act_packed and self.blocks[0].pointwise and not ctx.need_weights
-        # Post-norm attends over X itself, which is linear in the timestep signal: frozen
-        # positions then need no new key/value projection (see _FrozenKeyValues).
-        frozen_kv = _FrozenKeyValues() if packed and cfg.norm == "post" and cfg.embed_every_step else None
-        state, out = h, torch.zeros_like(h)
-        act = ACTState.start(ctx.padding, h.shape[:2], h)
-        for step in range(1, self.total_steps + 1):
-            all_halted = bool(act.halted.all())
-            # Without a cache the loop stops once every position has halted; with one it
-            # goes on to the last step so later tokens find keys/values at every step.
-            if all_halted and ctx.cache is None:
-                break
-            x = self._step_input(state, ctx, step)
-            p = self.halting(x, ctx.padding)
-            force = cfg.act_halt_at_max_steps and step == self.total_steps
-            if packed:
-                blk = self.block(step)
-                kv = frozen_kv(blk, x, self.coordinates.timestep(step)) if frozen_kv is not None else None
-                if all_halted:  # nothing to update; only this step's keys/values for the cache
-                    assert ctx.cache is not None
-                    ctx.cache.self_kv[step - 1].append(*(kv or blk.self_kv(x)))
-                    if frozen_kv is not None:
-                        frozen_kv.fresh_rows = frozen_kv.fresh_rows[:, :0]
-                    continue
-                state, out, act, rows = self._act_packed_step(step, x, p, state, out, act, ctx, threshold, force, kv)
-                if frozen_kv is not None:
-                    frozen_kv.fresh_rows = rows  # these positions' states change in this step
-            else:
-                running = ~act.halted
-                w, new_act = act_step(p, act, threshold, force)
-                transformed = self._step(step, x, ctx)
-                out = self._accumulate(out, transformed, w)
-                state = torch.where(running[..., None], transformed, state) if copy else transformed
-                act = new_act
+        halting = self.halting
+        common = dict(
+            policy=self.policy,
+            step_input=lambda state, step: self._step_input(state, ctx, step),
+            halting=lambda x: halting(x, ctx.padding),
+        )
+        if self.uses_packed_act(ctx.need_weights):
+            cfg = self.config
+            # Post-norm attends over X itself, which is linear in the timestep signal: frozen
+            # positions then need no new key/value projection (see FrozenKeyValues).
+            frozen = FrozenKeyValues() if cfg.norm == "post" and cfg.embed_every_step else None
+            out, act = packed_dynamic_halting(
+                h, ctx.padding, **common,
+                transform_rows=lambda step, x, rows, valid, kv: self._step(step, x, ctx, rows=rows, valid=valid, kv=kv),
+                key_values=(lambda step, x, fresh: frozen(self.block(step), x, self.coordinates.timestep(step), fresh))
+                if frozen is not None else None,
+                idle=self._cache_filler(ctx) if ctx.cache is not None else None,
+            )
+        else:
+            out, act = dynamic_halting(
+                h, ctx.padding, **common, transform=lambda step, x: self._step(step, x, ctx),
+                all_steps=ctx.cache is not None,  # later tokens need keys/values at every step
+            )
         return out, HaltingStats(act.n_updates, act.remainders, ctx.padding)
 
-    def _act_packed_step(self, step, x, p, state, out, act, ctx, threshold, force, kv):
-        """Update only the running positions, packed to the left of each row."""
-        running = ~act.halted
-        width = int(running.sum(1).max())
-        rows = torch.argsort(act.halted.to(torch.int8), dim=1, stable=True)[:, :width]
-        valid = running.gather(1, rows)
-        sub = act.gather(rows)
-        w, sub_new = act_step(p.gather(1, rows), sub, threshold, force)
-        act = act.scatter(rows, sub_new)  # slots holding halted positions write back unchanged values
-        transformed = self._step(step, x, ctx, rows=rows, valid=valid, kv=kv)
-        index = rows[..., None].expand(-1, -1, x.shape[-1])
-        new_out = self._accumulate(out.gather(1, index), transformed, w)  # w = 0 in invalid slots
-        new_state = torch.where(valid[..., None], transformed, state.gather(1, index))
-        return state.scatter(1, index, new_state), out.scatter(1, index, new_out), act, rows
+    def _cache_filler(self, ctx: _StepContext):
+        """For steps after every new position has halted: only this step's keys/values, for the cache."""
+        cache = ctx.cache
+        assert cache is not None
 
-    def _accumulate(self, out: Tensor, transformed: Tensor, w: Tensor) -> Tensor:
-        """SPEC: ``basic`` keeps a running weighted mean, ``accumulated`` a plain weighted sum."""
-        w = w[..., None]
-        if self.config.act_type == "accumulated":
-            return out + w * transformed
-        return w * transformed + (1.0 - w) * out
+        def fill(step: int, x: Tensor, kv: tuple[Tensor, Tensor] | None) -> None:
+            cache.self_kv[step - 1].append(*(kv if kv is not None else self.block(step).self_kv(x)))
 
-
-class _FrozenKeyValues:
-    """Self-attention keys/values of every position, projected anew only where the state changed.
-
-    With post-norm, keys/values are ``kv_proj(X^t)`` and ``X^t = H^{t-1} + pos + time_t``, so
-    ``kv_proj(X^t) = kv_proj(H^{t-1} + pos) + W_kv time_t``. A halted position's state is
-    frozen (copy semantics): its ``kv_proj(H + pos)`` is kept as ``base`` and only the
-    timestep term ``W_kv time_t`` (one vector per step) moves. Positions updated in the
-    previous step (``fresh_rows``) are projected exactly. Halted positions thus cost an
-    addition instead of a ``d x 2d`` projection per step.
-    """
-
-    def __init__(self) -> None:
-        self.base: Tensor | None = None
-        self.fresh_rows: Tensor | None = None
-
-    def __call__(self, blk: UTBlock, x: Tensor, time: Tensor | None) -> tuple[Tensor, Tensor]:
-        proj = blk.self_attn.kv_proj
-        shift = None if time is None else time.to(x.dtype) @ proj.weight.t()
-        if self.base is None or self.fresh_rows is None:
-            kv = proj(x)
-            self.base = kv if shift is None else kv - shift
-        else:
-            rows = self.fresh_rows[..., None]
-            fresh = proj(x.gather(1, rows.expand(-1, -1, x.shape[-1])))
-            base = self.base.scatter(1, rows.expand(-1, -1, fresh.shape[-1]), fresh if shift is None else fresh - shift)
-            self.base = base
-            kv = base if shift is None else base + shift
-        return blk.self_attn.split_kv(kv)
+        return fill

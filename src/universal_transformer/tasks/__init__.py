@@ -1,22 +1,9 @@
-"""Tasks: what to train on and how to score it. ``build_task`` picks one by name."""
+"""Tasks: what to train on and how to score it. :mod:`universal_transformer.registry` maps names to them."""
 
 from __future__ import annotations
 
-from typing import Any
+from .algorithmic import AlgorithmicOptions, AlgorithmicTask
+from .babi import BabiOptions, BabiTask
+from .base import Batch, Task, TaskOptions
 
-from ..config import ConfigError
-from .algorithmic import AlgorithmicTask
-from .babi import BabiTask
-from .base import Batch, Task
-
-TASKS: dict[str, type[Task]] = {AlgorithmicTask.name: AlgorithmicTask, BabiTask.name: BabiTask}
-
-
-def build_task(options: dict[str, Any], *, seed: int) -> Task:
-    name = options.get("name")
-    if name not in TASKS:
-        raise ConfigError(f"unknown task name {name!r}; known: {', '.join(sorted(TASKS))}")
-    return TASKS[name](options, seed=seed)
-
-
-__all__ = ["AlgorithmicTask", "BabiTask", "Batch", "TASKS", "Task", "build_task"]
+__all__ = ["AlgorithmicOptions", "AlgorithmicTask", "BabiOptions", "BabiTask", "Batch", "Task", "TaskOptions"]

@@ -1,57 +1,73 @@
-"""Copy, Reverse and Addition (SPEC section 3): train on lengths up to 40, test on 400."""
+"""Copy, Reverse and Addition (the paper's Section 3.4): train on lengths up to 40, test on 400."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.algorithmic import (
-    BOS, EOS, PAD, TASKS, VOCAB_SIZE, Seq2SeqBatch, collate, make_example, text_to_tokens, tokens_to_text,
-)
+from ..data.algorithmic import BOS, EOS, PAD, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
+from ..data.batch import Seq2SeqBatch
 from ..evaluation.metrics import AccuracyCounts
 from ..generation import generate
-from .base import Task
+from .base import Task, TaskOptions
+
+
+@dataclass
+class AlgorithmicOptions(TaskOptions):
+    """``task`` (copy/reverse/addition); training lengths ``train_min_length``..``train_max_length``;
+    evaluation at ``validation_lengths`` and ``test_lengths`` with ``eval_examples`` per
+    length in batches of ``eval_batch_size``; training batches hold lengths within one
+    bucket of ``bucket_width``."""
+
+    name = "algorithmic"
+
+    task: str = "copy"
+    train_min_length: int = 1
+    train_max_length: int = 40
+    validation_lengths: list[int] = field(default_factory=lambda: [40])
+    test_lengths: list[int] = field(default_factory=lambda: [40, 400])
+    eval_examples: int = 500
+    eval_batch_size: int = 100
+    bucket_width: int = 8
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ConfigError(f"task.task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        if not 1 <= self.train_min_length <= self.train_max_length:
+            raise ConfigError(
+                f"need 1 <= train_min_length ({self.train_min_length}) <= train_max_length ({self.train_max_length})"
+            )
+        self.validation_lengths = [int(n) for n in self.validation_lengths]
+        self.test_lengths = [int(n) for n in self.test_lengths]
+        for name in ("eval_examples", "eval_batch_size", "bucket_width"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError(f"task.{name} must be a positive integer, got {getattr(self, name)!r}")
+        if any(n < 1 for n in self.validation_lengths + self.test_lengths):
+            raise ConfigError("task: evaluation lengths must be positive")
 
 
 class AlgorithmicTask(Task):
-    """Options: ``task`` (copy/reverse/addition), ``train_min_length``, ``train_max_length``
-    (40), ``validation_lengths`` ([40]), ``test_lengths`` ([40, 400]), ``eval_examples``
-    per length (500), ``eval_batch_size`` (100), ``bucket_width`` (length buckets of the
-    training batches, 8).
-
-    Every training batch holds examples of lengths within one bucket, as many as fit
-    ``batch_tokens`` (source + target tokens), drawn from ``(seed, step)``.
-    """
+    """Every training batch holds examples of lengths within one bucket, as many as fit
+    ``batch_tokens`` (source + target tokens), drawn from ``(seed, step)``."""
 
     name = "algorithmic"
+    options_class = AlgorithmicOptions
     model_classes = ("UniversalTransformer", "LSTMSeq2Seq")
-    _OPTIONS = {
-        "task", "train_min_length", "train_max_length", "validation_lengths", "test_lengths",
-        "eval_examples", "eval_batch_size", "bucket_width",
-    }
+    derived_model_fields = ("vocab_size", "pad_id", "bos_id", "eos_id")
+    options: AlgorithmicOptions
 
-    def __init__(self, options: dict[str, Any], *, seed: int) -> None:
+    def __init__(self, options: AlgorithmicOptions | dict[str, Any], *, seed: int) -> None:
         super().__init__(options, seed=seed)
-        self.check_options(self._OPTIONS)
-        self.task = options.get("task", "copy")
-        if self.task not in TASKS:
-            raise ConfigError(f"task.task must be one of {', '.join(TASKS)}, got {self.task!r}")
-        self.min_length = int(options.get("train_min_length", 1))
-        self.max_length = int(options.get("train_max_length", 40))
-        if not 1 <= self.min_length <= self.max_length:
-            raise ConfigError(
-                f"task: need 1 <= train_min_length ({self.min_length}) <= train_max_length ({self.max_length})"
-            )
-        self.lengths = {
-            "validation": [int(n) for n in options.get("validation_lengths", [self.max_length])],
-            "test": [int(n) for n in options.get("test_lengths", [self.max_length, 400])],
-        }
-        self.eval_examples = int(options.get("eval_examples", 500))
-        self.eval_batch_size = int(options.get("eval_batch_size", 100))
-        self.bucket_width = int(options.get("bucket_width", 8))
+        opts = self.options
+        self.task = opts.task
+        self.min_length, self.max_length = opts.train_min_length, opts.train_max_length
+        self.lengths = {"validation": opts.validation_lengths, "test": opts.test_lengths}
+        self.eval_examples, self.eval_batch_size, self.bucket_width = opts.eval_examples, opts.eval_batch_size, opts.bucket_width
 
     def model_overrides(self) -> dict[str, Any]:
         return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
@@ -104,6 +120,15 @@ class AlgorithmicTask(Task):
         result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
         return result
 
+    @classmethod
+    def report(cls, roots: dict[str, Path], *, length: int | None = None, ponder: bool = False, runs: bool = False) -> str:
+        """Per root (runs named TASK-MODEL): models x tasks, char / seq accuracy at ``length`` (400)."""
+        from ..evaluation.algorithmic_report import algorithmic_table
+
+        return "\n\n".join(
+            (f"{name}:\n\n" if len(roots) > 1 else "") + algorithmic_table(root, length or 400) for name, root in roots.items()
+        )
+
     def encode_text(self, text: str) -> Tensor:
         return torch.tensor([text_to_tokens(text.strip())])
 
@@ -116,6 +141,6 @@ def _encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch) -> float | None:
     take exactly ``num_steps`` (no pass needed); the LSTM has none."""
     config = model.config
     if getattr(config, "act", False):
-        return float(model(batch.src, batch.tgt_in).halting["encoder"].ponder_cost)
+        return float(model(**batch.inputs()).halting["encoder"].ponder_cost)
     encoder = getattr(model, "encoder", None)
     return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None

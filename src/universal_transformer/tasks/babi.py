@@ -1,11 +1,4 @@
-"""bAbI question answering (SPEC section 3): one task ("train single") or several ("train joint").
-
-Options: ``data_dir`` (the folder holding ``en`` and ``en-10k``; default
-``../shared/data/babi``), ``set`` (``en`` = 1k, ``en-10k`` = 10k), ``tasks`` (a number, a
-list, or ``all``), ``memory_size`` (most recent facts kept, 50), ``validation_fraction``
-(0.1 of the stories of each task's training file, held out whole with ``split_seed``),
-``eval_batch_size``.
-"""
+"""bAbI question answering (the paper's Section 3.1): one task ("train single") or several ("train joint")."""
 
 from __future__ import annotations
 
@@ -19,30 +12,11 @@ from torch import Tensor, nn
 
 from ..config import ConfigError
 from ..data.babi import BabiExample, BabiFormatError, read_babi, task_file, tokenize
-from .base import Batch, Task
+from ..data.batch import StoryBatch
+from .base import Task, TaskOptions
 
 NUM_TASKS = 20
 UNKNOWN = "<unk>"
-
-
-@dataclass
-class StoryBatch(Batch):
-    facts: Tensor  # [B, F, W], empty slots first
-    question: Tensor  # [B, W]
-    labels: Tensor  # [B]
-    ignore_index: int = -100
-
-    def model_inputs(self) -> dict[str, Tensor]:
-        return {"facts": self.facts, "question": self.question}
-
-    def positions(self) -> dict[str, int]:
-        return {"encoder": int(self.facts.ne(0).any(-1).sum()) + self.facts.shape[0]}
-
-    def select(self, rows: slice) -> "StoryBatch":
-        return StoryBatch(self.facts[rows], self.question[rows], self.labels[rows])
-
-    def to(self, device) -> "StoryBatch":
-        return StoryBatch(self.facts.to(device), self.question.to(device), self.labels.to(device))
 
 
 @dataclass
@@ -77,23 +51,50 @@ def parse_tasks(value: Any) -> list[int]:
 DERIVED_MODEL_FIELDS = ("vocab_size", "num_classes", "fact_words", "pad_id", "bos_id", "eos_id")
 
 
-class BabiTask(Task):
-    name = "babi"
-    model_classes = ("UTStoryQA",)
-    _OPTIONS = {"data_dir", "set", "tasks", "memory_size", "validation_fraction", "split_seed", "eval_batch_size"}
+@dataclass
+class BabiOptions(TaskOptions):
+    """``data_dir`` (the folder holding ``en`` and ``en-10k``), ``set`` (``en`` = 1k,
+    ``en-10k`` = 10k), ``tasks`` (a number, a list, or ``all``), ``memory_size`` (the most
+    recent facts kept), ``validation_fraction`` (of the stories of each task's training
+    file, held out whole, chosen with ``split_seed``), ``eval_batch_size``."""
 
-    def __init__(self, options: dict[str, Any], *, seed: int) -> None:
-        super().__init__(options, seed=seed)
-        self.check_options(self._OPTIONS)
-        self.data_dir = Path(options.get("data_dir", "../shared/data/babi"))
-        self.set = options.get("set", "en")
+    name = "babi"
+
+    data_dir: str = "../shared/data/babi"
+    set: str = "en"
+    tasks: Any = 1
+    memory_size: int = 50
+    validation_fraction: float = 0.1
+    split_seed: int = 0
+    eval_batch_size: int = 500
+
+    def __post_init__(self) -> None:
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
-        self.tasks = parse_tasks(options.get("tasks", 1))
-        self.memory_size = int(options.get("memory_size", 50))
-        self.validation_fraction = float(options.get("validation_fraction", 0.1))
-        self.split_seed = int(options.get("split_seed", 0))
-        self.eval_batch_size = int(options.get("eval_batch_size", 500))
+        parse_tasks(self.tasks)
+        if int(self.memory_size) < 1 or int(self.eval_batch_size) < 1:
+            raise ConfigError("task.memory_size and task.eval_batch_size must be positive integers")
+        if not 0.0 < float(self.validation_fraction) < 1.0:
+            raise ConfigError(f"task.validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+
+
+class BabiTask(Task):
+    name = "babi"
+    options_class = BabiOptions
+    model_classes = ("UTStoryQA",)
+    derived_model_fields = DERIVED_MODEL_FIELDS
+    options: BabiOptions
+
+    def __init__(self, options: BabiOptions | dict[str, Any], *, seed: int) -> None:
+        super().__init__(options, seed=seed)
+        opts = self.options
+        self.data_dir = Path(opts.data_dir)
+        self.set = opts.set
+        self.tasks = parse_tasks(opts.tasks)
+        self.memory_size = int(opts.memory_size)
+        self.validation_fraction = float(opts.validation_fraction)
+        self.split_seed = int(opts.split_seed)
+        self.eval_batch_size = int(opts.eval_batch_size)
         self.notes: list[str] = []
         try:
             raw = self._load()
@@ -234,10 +235,41 @@ class BabiTask(Task):
             result["notes"] = list(self.notes)
         return result
 
+    @classmethod
+    def report(cls, roots: dict[str, Path], *, length: int | None = None, ponder: bool = False, runs: bool = False) -> str:
+        """The paper's per-task error table (best seed on validation), optionally the ponder
+        time per task and the run behind each cell; one column per root."""
+        from ..evaluation.babi_report import (
+            best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table, runs_table,
+        )
+
+        columns = {name: best_of_seeds(collect_runs(root)) for name, root in roots.items()}
+        parts = [error_table(columns)]
+        if ponder:
+            parts.append("Test ponder time per task, mean ± std over all positions:\n\n" + ponder_table(columns))
+        if runs:
+            parts.append("Runs: steps done / step of the best model (evaluated) / training seconds:\n\n" + runs_table(columns))
+        for name, column in columns.items():
+            by_facts = ponder_by_supporting_facts(column)
+            if by_facts:
+                parts.append(f"{name}: test ponder time, tasks with 1/2/3 supporting facts: " + ", ".join(
+                    f"task {t}: {m:.2f}" + (f"±{s:.2f}" if s is not None else "") for t, (m, s) in by_facts.items()))
+        return "\n\n".join(parts)
+
+    def plot(self, model: nn.Module, split: str, index: int, prefix: Path) -> list[Path]:
+        """Attention over the facts per step and head (the paper's Appendix D) and ponder time per fact."""
+        from ..visualisation.babi import plot_attention, plot_ponder
+
+        example, batch = self.example(split, index)
+        return [
+            plot_attention(model, example, batch, f"{prefix}-attention.png", answers=self.answers),
+            plot_ponder(model, example, batch, f"{prefix}-ponder.png"),
+        ]
+
     def example(self, split: str, index: int) -> tuple[BabiExample, StoryBatch]:
         """A single raw example and its batch (for plots)."""
         raw = self._load()[split]
         return raw[index], self.splits[split].batch(torch.tensor([index]))
 
 
-__all__ = ["DERIVED_MODEL_FIELDS", "BabiTask", "StoryBatch", "parse_tasks", "tokenize"]
+__all__ = ["DERIVED_MODEL_FIELDS", "BabiOptions", "BabiTask", "StoryBatch", "parse_tasks", "tokenize"]

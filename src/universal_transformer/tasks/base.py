@@ -1,15 +1,59 @@
-"""What the trainer needs from a task: global batches by step, evaluation, and text I/O."""
+"""What the trainer needs from a task: typed options, global batches by step, evaluation, text I/O.
+
+Adding a task is one file in this folder (a :class:`TaskOptions` dataclass and a
+:class:`Task` subclass) plus one line in :mod:`universal_transformer.registry`; see
+docs/design.md, "Adding a task".
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, ClassVar
 
-import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
 from ..data.batch import Batch
+
+
+@dataclass
+class TaskOptions:
+    """A task's options: a dataclass that validates itself (in ``__post_init__``) and
+    round-trips through the ``task`` section of an experiment config."""
+
+    name: ClassVar[str] = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, source: str = "task") -> "TaskOptions":
+        """Build from a dict (``name`` may be present), rejecting unknown keys with a message naming them."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a mapping of task options, got {type(data).__name__}")
+        data = dict(data)
+        name = data.pop("name", cls.name)
+        if name != cls.name:
+            raise ConfigError(f"{source}: task name is {name!r}, expected {cls.name!r}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(
+                f"{source}: unknown option(s) {', '.join(unknown)} for task {cls.name!r}; "
+                f"known: {', '.join(sorted(known))}"
+            )
+        try:
+            return cls(**data)
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"{source}: task {cls.name!r}: {err}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, **asdict(self)}
+
+    def replace(self, **changes: Any) -> "TaskOptions":
+        return dataclasses.replace(self, **changes)
 
 
 class Task(ABC):
@@ -19,11 +63,19 @@ class Task(ABC):
     is what makes resuming exact and data parallelism equal to one big batch).
     """
 
-    name: str = ""
-    model_classes: tuple[str, ...] = ()
+    name: ClassVar[str] = ""
+    options_class: ClassVar[type[TaskOptions]] = TaskOptions
+    model_classes: ClassVar[tuple[str, ...]] = ()
+    # Model config fields that the data decide (filled in by model_overrides); a run
+    # resumed or re-checked may differ from its YAML in these.
+    derived_model_fields: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, options: dict[str, Any], *, seed: int) -> None:
-        self.options = dict(options)
+    def __init__(self, options: TaskOptions | dict[str, Any], *, seed: int) -> None:
+        if isinstance(options, dict):
+            options = self.options_class.from_dict(options)
+        if not isinstance(options, self.options_class):
+            raise ConfigError(f"task {self.name!r} takes {self.options_class.__name__}, not {type(options).__name__}")
+        self.options = options
         self.seed = seed
 
     @abstractmethod
@@ -44,7 +96,16 @@ class Task(ABC):
     def decode_tokens(self, tokens: list[int]) -> str:
         raise ConfigError(f"task {self.name!r} does not produce text output")
 
-    def check_options(self, known: set[str]) -> None:
-        unknown = sorted(set(self.options) - known - {"name"})
-        if unknown:
-            raise ConfigError(f"task {self.name}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    # -- what `ut report` and `ut plot` show for this task -------------------------------
+
+    @classmethod
+    def report(cls, roots: dict[str, Path], *, length: int | None = None, ponder: bool = False, runs: bool = False) -> str:
+        """The task's results tables (markdown) for folders of finished runs, one column group per root."""
+        raise ConfigError(f"task {cls.name!r} has no report table yet")
+
+    def plot(self, model: nn.Module, split: str, index: int, prefix: Path) -> list[Path]:
+        """Figures of what ``model`` does on example ``index`` of ``split``; returns the files written."""
+        raise ConfigError(f"task {self.name!r} has no plots yet")
+
+
+__all__ = ["Batch", "Task", "TaskOptions"]

@@ -7,16 +7,18 @@ the fully resolved result to ``RUN_DIR/config.yaml``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..config import ConfigError, ModelConfig, config_from_dict
+from ..config import ConfigError, ModelConfig
+from ..registry import model_class as lookup_model_class
+from ..registry import task_options
+from ..tasks.base import TaskOptions
 from .schedules import SCHEDULES
-
-MODEL_CLASSES = ("UniversalTransformer", "UTLanguageModel", "UTEncoderClassifier", "UTStoryQA", "LSTMSeq2Seq")
 
 
 @dataclass
@@ -45,6 +47,14 @@ class TrainConfig:
     keep_last: int = 2
     time_limit: float | None = None
     threads: int | None = None
+    # Random position offsets (the paper's Section 3.4): positions of a training example
+    # start at a random offset in 0..max_position_offset, drawn per example (or one per
+    # batch, as tensor2tensor does) from (seed, step).
+    max_position_offset: int = 0
+    position_offset_per: str = "example"
+    # Execution choices that leave the model's function unchanged.
+    act_packed: bool = True
+    gradient_checkpointing: bool = False
 
     def __post_init__(self) -> None:
         self.betas = tuple(self.betas)  # type: ignore[assignment]
@@ -62,6 +72,10 @@ class TrainConfig:
             raise ConfigError(f"train.lr must be > 0, got {self.lr!r}")
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"train.label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
+        if not isinstance(self.max_position_offset, int) or self.max_position_offset < 0:
+            raise ConfigError(f"train.max_position_offset must be an integer >= 0, got {self.max_position_offset!r}")
+        if self.position_offset_per not in ("example", "batch"):
+            raise ConfigError(f"train.position_offset_per must be 'example' or 'batch', got {self.position_offset_per!r}")
 
 
 @dataclass
@@ -70,14 +84,14 @@ class ExperimentConfig:
 
     model_class: str
     model: ModelConfig
-    task: dict[str, Any]
+    task: TaskOptions
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "model_class": self.model_class,
             "model": self.model.to_dict(),
-            "task": dict(self.task),
+            "task": self.task.to_dict(),
             "train": {**asdict(self.train), "betas": list(self.train.betas)},
         }
 
@@ -92,18 +106,22 @@ class ExperimentConfig:
         if unknown:
             raise ConfigError(f"{source}: unknown section(s) {', '.join(unknown)}; expected model_class, model, task, train")
         model_class = data.get("model_class", "UniversalTransformer")
-        if model_class not in MODEL_CLASSES:
-            raise ConfigError(f"{source}: model_class must be one of {', '.join(MODEL_CLASSES)}, got {model_class!r}")
-        model_data = data.get("model") or {}
-        if model_class == "LSTMSeq2Seq":
-            model_data = {"model_type": "lstm", **model_data}
-        model = config_from_dict(model_data, source=f"{source}: model")
-        task = data.get("task")
-        if not isinstance(task, dict) or "name" not in task:
-            raise ConfigError(f"{source}: the task section needs a name (e.g. task: {{name: algorithmic, ...}})")
+        try:
+            config_class = lookup_model_class(model_class).config_class
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
+        model_data = dict(data.get("model") or {})
         train_data = data.get("train") or {}
         if not isinstance(train_data, dict):
             raise ConfigError(f"{source}: the train section must be a mapping")
+        train_data = dict(train_data)
+        if "max_position_offset" in model_data:  # moved: a training choice
+            offset = model_data.pop("max_position_offset")
+            if offset and "max_position_offset" not in train_data:
+                train_data["max_position_offset"] = offset
+            warnings.warn(f"{source}: model.max_position_offset is now train.max_position_offset", FutureWarning, stacklevel=2)
+        model = config_class.from_dict(model_data, source=f"{source}: model")
+        task = task_options(data.get("task"), source=f"{source}: task")
         known = {f.name for f in fields(TrainConfig)}
         bad = sorted(set(train_data) - known)
         if bad:
@@ -114,7 +132,7 @@ class ExperimentConfig:
             raise ConfigError(f"{source}: {err}") from None
         except TypeError as err:
             raise ConfigError(f"{source}: train: {err}") from None
-        return cls(model_class, model, dict(task), train)
+        return cls(model_class, model, task, train)
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], *, source: str = "--set") -> dict[str, Any]:

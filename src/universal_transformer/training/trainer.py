@@ -27,13 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from ..config import ConfigError
-from ..models import MODEL_CLASSES_BY_NAME, PretrainedModel
-from ..tasks import Batch, Task, build_task
+from ..data.batch import Batch
+from ..models import PretrainedModel
+from ..objective import LossTerms, compute_loss, ponder_weight
+from ..registry import build_task, model_class
+from ..tasks.base import Task
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import ExperimentConfig
 from .distributed import DistributedContext, all_reduce_flag, init_distributed
@@ -41,7 +43,10 @@ from .schedules import lr_multiplier
 
 # Changing these between a run and its resumption is allowed: they do not alter the
 # trajectory up to the point where the run stopped.
-RESUMABLE_CHANGES = {"steps", "time_limit", "threads", "log_every", "early_stopping", "stop_at_score"}
+RESUMABLE_CHANGES = {
+    "steps", "time_limit", "threads", "log_every", "early_stopping", "stop_at_score", "act_packed",
+    "gradient_checkpointing",
+}
 
 
 class TrainingDiverged(RuntimeError):
@@ -57,30 +62,27 @@ def build_model(experiment: ExperimentConfig, task: Task) -> PretrainedModel:
     overrides = {k: v for k, v in task.model_overrides().items() if hasattr(experiment.model, k)}
     config = experiment.model.replace(**overrides)
     experiment.model = config
-    return MODEL_CLASSES_BY_NAME[experiment.model_class](config)
+    return model_class(experiment.model_class)(config)
 
 
-def batch_loss(model: nn.Module, part: Batch, totals: tuple[int, dict[str, int]], label_smoothing: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Loss of one part of a global batch, normalised by the global batch's counts.
-
-    Returns ``(loss, cross_entropy, ponder)``: the token cross-entropy summed over the
-    part / global targets, and the ponder cost (SPEC: mean ponder time over real
-    positions of each stack) summed over the part / global positions of that stack.
-    """
+def batch_loss(model: nn.Module, part: Batch, totals: tuple[int, dict[str, int]], label_smoothing: float) -> LossTerms:
+    """Loss of one part of a global batch, normalised by the global batch's counts
+    (``totals`` = labelled targets, real positions per stack; see :mod:`..objective`)."""
     n_targets, positions = totals
     out = model(**part.model_inputs())
-    logits = out.logits.float()
-    ce = F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), part.labels.reshape(-1),
-        ignore_index=part.ignore_index, reduction="sum", label_smoothing=label_smoothing,
-    ) / max(n_targets, 1)
-    ponder = logits.new_zeros(())
     config = getattr(model, "config", None) or model.module.config
-    for name, stats in out.halting.items():
-        real = stats.ponder_time if stats.padding is None else stats.ponder_time.masked_fill(stats.padding, 0.0)
-        ponder = ponder + real.float().sum() / max(positions[name], 1)
-    loss = ce + (config.ponder_weight * ponder if getattr(config, "act", False) else 0.0)
-    return loss, ce.detach(), ponder.detach()
+    return compute_loss(
+        out.logits, part.labels, out.halting, ignore_index=part.ignore_index, label_smoothing=label_smoothing,
+        ponder_weight=ponder_weight(config), num_targets=n_targets, positions=positions,
+    )
+
+
+def position_offsets(seed: int, step: int, size: int, *, maximum: int, per: str) -> torch.Tensor:
+    """Random position offsets ``[size]`` in ``0..maximum`` for the batch of ``step``: a pure
+    function of ``(seed, step)``, so resuming and data parallelism see the same ones."""
+    gen = torch.Generator().manual_seed((seed * 1_000_003 + step) * 7 + 3)
+    draws = torch.randint(0, maximum + 1, (size if per == "example" else 1,), generator=gen)
+    return draws.expand(size).contiguous()
 
 
 class Trainer:
@@ -107,6 +109,8 @@ class Trainer:
         torch.manual_seed(self.cfg.seed)
         self.task = build_task(experiment.task, seed=self.cfg.seed)
         self.model = build_model(experiment, self.task).to(self.ctx.device)
+        if hasattr(self.model, "configure_runtime"):
+            self.model.configure_runtime(act_packed=self.cfg.act_packed, gradient_checkpointing=self.cfg.gradient_checkpointing)
         # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
         unused = getattr(self.model.config, "act", False) and getattr(self.model.config, "act_type", "") == "random"
         self.wrapped: nn.Module = (
@@ -188,6 +192,9 @@ class Trainer:
         """One optimiser step on the global batch of ``self.step``."""
         cfg, ctx = self.cfg, self.ctx
         batch = self.task.train_batch(self.step, batch_tokens=cfg.batch_tokens, max_batch_size=cfg.max_batch_size)
+        if cfg.max_position_offset:
+            offsets = position_offsets(cfg.seed, self.step, batch.size, maximum=cfg.max_position_offset, per=cfg.position_offset_per)
+            batch = batch.with_position_offset(offsets)
         parts = ctx.world_size * cfg.grad_accum
         if batch.size < parts:
             raise ConfigError(
@@ -205,10 +212,10 @@ class Trainer:
             sync = nullcontext() if (micro == cfg.grad_accum - 1 or not ctx.enabled) else self.wrapped.no_sync()
             with sync:
                 with autocast:
-                    loss, ce, ponder = batch_loss(self.wrapped, part, totals, cfg.label_smoothing)
+                    terms = batch_loss(self.wrapped, part, totals, cfg.label_smoothing)
                 # DDP averages gradients over processes; scale back to a sum over the global batch.
-                (loss * ctx.world_size).backward()
-            ce_sum += torch.stack((ce.cpu(), ponder.cpu()))
+                (terms.loss * ctx.world_size).backward()
+            ce_sum += torch.stack((terms.task_loss.detach().float().cpu(), terms.ponder_cost.detach().float().cpu()))
         if ctx.enabled:
             torch.distributed.all_reduce(ce_sum)
         loss_value = float(ce_sum[0])

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 from ..data.babi import BabiExample  # noqa: E402
-from ..tasks.babi import StoryBatch  # noqa: E402
+from ..data.batch import StoryBatch  # noqa: E402
 
 
 def _labels(example: BabiExample, slots: int) -> list[str]:

@@ -1,4 +1,5 @@
-"""``ut babi-train``: single and joint sweeps over tasks and seeds, resumable, with the table."""
+"""``ut sweep`` (alias ``babi-train``): runs over seeds, bAbI single and joint sweeps, resumable, with the table;
+``ut report`` picks the task's table from the runs."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def test_single_sweep_over_tasks_and_seeds_then_skips_finished_runs(tmp_path):
     config = tmp_path / "babi.yaml"
     config.write_text(yaml.safe_dump(TINY_BABI))
     out = tmp_path / "runs"
-    result = run_ut("babi-train", str(config), "--out", str(out), "--tasks", "1", "3", "--seeds", "0", "1")
+    result = run_ut("sweep", str(config), "--out", str(out), "--tasks", "1", "3", "--seeds", "0", "1")
     assert result.returncode == 0, result.stderr
     for seed in (0, 1):
         for task in (1, 3):
@@ -54,4 +55,26 @@ def test_refuses_a_config_that_is_not_babi(tmp_path):
     config = tmp_path / "copy.yaml"
     config.write_text(yaml.safe_dump(TINY))
     result = run_ut("babi-train", str(config), "--out", str(tmp_path / "runs"), "--tasks", "1")
-    assert result.returncode == 2 and "task.name must be babi" in result.stderr
+    assert result.returncode == 2 and "--tasks, --joint and --data are for bAbI sweeps" in result.stderr
+
+
+def test_sweep_over_seeds_for_any_task_and_report_reads_the_task(tmp_path):
+    config = tmp_path / "copy.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    out = tmp_path / "copy-ut"
+    result = run_ut("sweep", str(config), "--out", str(out), "--seeds", "0", "1", "--set", "train.steps=4",
+                    "--set", "train.eval_every=2")
+    assert result.returncode == 0, result.stderr
+    for seed in (0, 1):
+        saved = yaml.safe_load((out / f"seed-{seed}" / "config.yaml").read_text())
+        assert saved["train"]["seed"] == seed and (out / f"seed-{seed}" / "metrics.json").is_file()
+    report = run_ut("report", str(tmp_path / "copy-ut"))
+    assert report.returncode == 0, report.stderr
+    assert "| model | Copy (len 400) | Reverse (len 400) | Addition (len 400) |" in report.stdout
+    mixed = tmp_path / "mixed"
+    (mixed / "a").mkdir(parents=True)
+    (mixed / "a" / "config.yaml").write_text(yaml.safe_dump(TINY))
+    (mixed / "b").mkdir()
+    (mixed / "b" / "config.yaml").write_text(yaml.safe_dump({**TINY, "task": {"name": "babi"}}))
+    refused = run_ut("report", str(mixed))
+    assert refused.returncode == 2 and "runs of several tasks (algorithmic, babi)" in refused.stderr

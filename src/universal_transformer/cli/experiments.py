@@ -1,0 +1,165 @@
+"""``ut sweep`` (runs over seeds, and bAbI tasks), ``ut report`` (results tables of run folders),
+``ut plot`` (figures of a trained model). Every task is served; the tables and figures are the task's own.
+
+The commands of earlier versions stay as aliases: ``babi-train`` = ``sweep``,
+``babi-report`` and ``algorithmic-report`` = ``report``, ``babi-plot`` = ``plot``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import yaml
+
+from ..config import ConfigError
+from ..registry import build_task, task_class
+from ..tasks.babi import parse_tasks
+from ..training.config import ExperimentConfig, load_experiment
+from ..training.distributed import shutdown_distributed
+from ..training.trainer import Trainer, TrainingDiverged, check_run_config
+from .run import _load_model, _load_run
+
+
+def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "sweep", aliases=["babi-train"],
+        help="train one run per seed (bAbI: per task, or one joint model), then print the task's table",
+        description="Runs go to OUT/seed-S (bAbI 'train single': OUT/seed-S/taskN; --joint: OUT/seed-S/joint). "
+        "Runs that finished are skipped (if their saved config is the one asked for; otherwise it is an error) "
+        "and an interrupted run resumes from its checkpoint, so the same command continues a sweep; "
+        "train.time_limit applies to each run and stops the sweep. At the end the task's table is printed, "
+        "as by 'ut report OUT'.",
+    )
+    p.add_argument("config", type=Path, help="experiment YAML, e.g. configs/babi/ut-act.yaml")
+    p.add_argument("--out", type=Path, required=True, help="root folder of the runs")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (the paper: best of 10 on bAbI)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set train.steps=3000")
+    p.add_argument("--device", default=None)
+    bab = p.add_argument_group("bAbI")
+    bab.add_argument("--tasks", nargs="+", default=None, help="task numbers, or 'all' (bAbI default: all)")
+    bab.add_argument("--data", dest="data_set", choices=("en", "en-10k"), default=None,
+                     help="en (1k) or en-10k (default: the config's task.set)")
+    bab.add_argument("--joint", action="store_true", help="one model on all the tasks ('train joint')")
+    p.set_defaults(run=run_sweep)
+
+    p = commands.add_parser(
+        "report", aliases=["babi-report", "algorithmic-report"],
+        help="print the results tables of folders of finished runs (the task's own tables)",
+        description="Each ROOT holds finished runs (ROOT/**/metrics.json). The task is read from the runs' "
+        "config.yaml. bAbI: per-task test error, best seed on validation, one column per ROOT (a joint model is "
+        "picked as a whole). Algorithmic tasks: runs named TASK-MODEL, char / seq accuracy at --length.",
+    )
+    p.add_argument("roots", nargs="+", type=Path, metavar="ROOT")
+    p.add_argument("--names", nargs="+", default=None, help="column names (default: folder names)")
+    p.add_argument("--length", type=int, default=None, help="algorithmic tasks: the test length (default 400)")
+    p.add_argument("--ponder", action="store_true", help="bAbI: also the test ponder time per task (mean ± std)")
+    p.add_argument("--runs", action="store_true", help="bAbI: also each cell's run: steps / best step / seconds")
+    p.set_defaults(run=run_report)
+
+    p = commands.add_parser("plot", aliases=["babi-plot"],
+                            help="plot what a trained model does on one example (bAbI: attention per step and head, ponder time)")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--split", default="test")
+    p.add_argument("--index", type=int, default=0, help="which example of the split")
+    p.add_argument("--out", type=Path, default=None, help="output prefix (default RUN_DIR/plots/SPLIT-INDEX)")
+    p.set_defaults(run=run_plot)
+
+
+def _sweep_groups(args: argparse.Namespace, experiment: ExperimentConfig) -> list[tuple[str, list[str]]]:
+    """``(run name, overrides)`` per run of one seed."""
+    babi = experiment.task.name == "babi"
+    if not babi:
+        if args.tasks or args.joint or args.data_set:
+            raise ConfigError("--tasks, --joint and --data are for bAbI sweeps")
+        return [("", [])]
+    try:
+        tasks = parse_tasks(args.tasks if args.tasks not in (None, ["all"]) else "all")
+    except ConfigError:
+        raise ConfigError(f"--tasks takes task numbers 1..20 or 'all'; got {' '.join(args.tasks)!r}") from None
+    data = [f"task.set={args.data_set}"] if args.data_set else []
+    if args.joint:
+        return [("joint", [f"task.tasks={json.dumps(tasks)}", *data])]
+    return [(f"task{t}", [f"task.tasks={json.dumps([t])}", *data]) for t in tasks]
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    failed, is_main = [], True
+    groups = _sweep_groups(args, load_experiment(args.config, args.overrides))
+    try:
+        for seed in args.seeds:
+            for name, group in groups:
+                run_dir = args.out / f"seed-{seed}" / name if name else args.out / f"seed-{seed}"
+                experiment = load_experiment(args.config, [*args.overrides, *group, f"train.seed={seed}"])
+                if (run_dir / "metrics.json").exists():
+                    # finished: skip it, but only if it is the run asked for
+                    derived = task_class(experiment.task.name).derived_model_fields
+                    check_run_config(run_dir, experiment, derived=derived)
+                    print(f"{run_dir}: finished earlier, skipped", flush=True)
+                    continue
+                start = time.monotonic()
+                try:
+                    trainer = Trainer(experiment, run_dir, device=args.device, progress=False, verbose=False)
+                    is_main = trainer.ctx.is_main
+                    summary = trainer.fit()
+                except TrainingDiverged as err:
+                    failed.append(f"{run_dir}: {err}")
+                    print(f"{run_dir}: training diverged: {err}", flush=True)
+                    continue
+                if summary.get("status") == "time_limit":
+                    if is_main:
+                        print(f"{run_dir}: train.time_limit reached at step {summary['step']}; "
+                              "run the same command again to resume the sweep", flush=True)
+                    return 0
+                if is_main:
+                    score = summary["validation"].get("score")
+                    print(f"{run_dir}: step {summary['step']} (best {summary['best_step']}), validation score "
+                          f"{score:.4f}, {time.monotonic() - start:.0f} s", flush=True)
+    finally:
+        shutdown_distributed()
+    if is_main:
+        print()
+        print(task_class(experiment.task.name).report({args.out.name: args.out}))
+        for line in failed:
+            print(f"failed: {line}")
+    return 1 if failed else 0
+
+
+def _task_of_runs(roots: list[Path]) -> str:
+    """The task name of the runs under ``roots`` (from their config.yaml); one task per report."""
+    names = set()
+    for root in roots:
+        if not root.is_dir():
+            raise ConfigError(f"{root}: no such folder of runs")
+        for path in root.glob("**/config.yaml"):
+            data = yaml.safe_load(path.read_text()) or {}
+            names.add((data.get("task") or {}).get("name"))
+    names.discard(None)
+    if not names:
+        raise ConfigError(f"no runs (RUN/config.yaml) under {', '.join(map(str, roots))}")
+    if len(names) > 1:
+        raise ConfigError(f"runs of several tasks ({', '.join(sorted(names))}) under these roots: report one task at a time")
+    return names.pop()
+
+
+def run_report(args: argparse.Namespace) -> int:
+    names = args.names or [root.name for root in args.roots]
+    if len(names) != len(args.roots):
+        raise ConfigError(f"--names gives {len(names)} names for {len(args.roots)} roots")
+    task = task_class(_task_of_runs(args.roots))
+    print(task.report(dict(zip(names, args.roots)), length=args.length, ponder=args.ponder, runs=args.runs))
+    return 0
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    experiment = _load_run(args.run_dir, [])
+    task = build_task(experiment.task, seed=experiment.train.seed)
+    model = _load_model(args.run_dir, None, "cpu")
+    prefix = args.out or args.run_dir / "plots" / f"{args.split}-{args.index}"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    for path in task.plot(model, args.split, args.index, prefix):
+        print(f"wrote {path}")
+    return 0

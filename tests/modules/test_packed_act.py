@@ -1,0 +1,90 @@
+"""Packed ACT (halted positions skipped) equals the dense loop: outputs, statistics, gradients."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from universal_transformer.modules import RecurrentStack
+
+from .test_halting import _capture_halting, _inputs, _loop, _stack
+
+
+@pytest.mark.parametrize("act_type", ["basic", "accumulated", "global"])
+def test_packed_loop_equals_dense_loop_on_known_steps(act_type):
+    """The two loops, given the same step (known tensors per step), agree exactly."""
+    stack = _stack(70, act_type=act_type, act_bias_init=-0.5, act_max_steps=6)
+    h, padding = _inputs(71)
+    torch.manual_seed(72)
+    R = [torch.randn_like(h) for _ in range(6)]
+    with torch.no_grad():
+        dense = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=False)
+        packed = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=True)
+    torch.testing.assert_close(packed[0], dense[0], atol=1e-6, rtol=0)
+    for name in ("n_updates", "remainders", "halted"):
+        torch.testing.assert_close(getattr(packed[1], name), getattr(dense[1], name), atol=1e-6, rtol=0)
+
+
+def test_packed_loop_skips_halted_positions():
+    """The packed step is given only running positions: its query width shrinks as positions halt."""
+    stack = _stack(73, act_bias_init=-0.5, act_max_steps=6)
+    h, padding = _inputs(74)
+    widths, running = [], []
+    seen = _capture_halting(stack)
+
+    def rows_step(t, x, rows, valid, kv):
+        widths.append(rows.shape[1])
+        running.append(int(valid.sum()))
+        return x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
+
+    from universal_transformer.modules.packed_act import packed_dynamic_halting
+
+    positions = torch.arange(h.shape[1]).expand(h.shape[0], -1)
+    with torch.no_grad():
+        _, act = packed_dynamic_halting(
+            h, padding, policy=stack.policy, step_input=lambda s, t: s + stack.signal(positions, t),
+            halting=lambda x: stack.halting(x, padding), transform_rows=rows_step,
+        )
+    assert len(seen) == len(widths)
+    assert widths[0] == h.shape[1] and widths[-1] < widths[0]
+    assert running == sorted(running, reverse=True) and running[0] == int((~padding).sum())
+    # every running position took one update per step it ran
+    assert int(act.n_updates.sum()) == sum(running)
+
+
+@pytest.mark.parametrize("arrangement", ["encoder", "decoder"])
+def test_packed_equals_dense(arrangement):
+    causal = cross = arrangement == "decoder"
+    packed = _stack(30, causal=causal, cross=cross, act_bias_init=-0.5, act_max_steps=6)
+    dense = RecurrentStack(packed.config, causal=causal, cross_attention=cross).eval()
+    dense.load_state_dict(packed.state_dict())
+    dense.act_packed = False
+    assert packed.uses_packed_act() and not dense.uses_packed_act()
+    assert not packed.uses_packed_act(need_weights=True)  # attention weights come from the dense loop
+
+    h, padding = _inputs(31)
+    torch.manual_seed(32)
+    kwargs = dict(padding=padding)
+    if cross:
+        kwargs.update(memory=torch.randn(3, 4, 16), memory_padding=torch.tensor([[False] * 4, [False, False, True, True], [False] * 4]))
+    target = torch.randn_like(h)
+
+    results = []
+    for stack in (packed, dense):
+        out = stack(h, **kwargs)
+        loss = (out.hidden * target).sum() + out.halting.ponder_cost
+        grads = torch.autograd.grad(loss, list(stack.parameters()), allow_unused=True)
+        results.append((out, grads))
+
+    (po, pg), (do, dg) = results
+    torch.testing.assert_close(po.hidden, do.hidden, atol=1e-5, rtol=0)
+    torch.testing.assert_close(po.halting.n_updates, do.halting.n_updates, atol=0, rtol=0)
+    torch.testing.assert_close(po.halting.remainders, do.halting.remainders, atol=1e-5, rtol=0)
+    n = po.halting.n_updates[~padding]
+    assert len(set(n.tolist())) > 1, "halting steps should be spread"
+    names = [name for name, _ in packed.named_parameters()]
+    for name, a, b in zip(names, pg, dg):
+        assert (a is None) == (b is None), name
+        if a is not None:
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=0, msg=name)
+    assert pg[names.index("halting.linear.weight")].abs().sum() > 0
