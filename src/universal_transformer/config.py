@@ -42,6 +42,15 @@ _CHOICES = {
 }
 
 
+def reject_unknown_keys(cls: type, data: dict[str, Any], *, source: str, what: str = "key(s)") -> None:
+    """Raise :class:`ConfigError` naming every key of ``data`` that is not a field of the dataclass ``cls``."""
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        names = ", ".join(unknown)
+        raise ConfigError(f"{source}: unknown {what.replace('(s)', '(s) ' + names, 1)}; known: {', '.join(sorted(known))}")
+
+
 @dataclass
 class _BaseConfig:
     """Shared serialisation and validation helpers."""
@@ -62,13 +71,7 @@ class _BaseConfig:
         if kind != cls.model_type and not legacy_ut:
             raise ConfigError(f"{source}: model_type is {kind!r}, expected {cls.model_type!r}")
         data = migrate(cls, data, source=source)
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(
-                f"{source}: unknown key(s) {', '.join(unknown)} for {cls.__name__}; "
-                f"known keys: {', '.join(sorted(known))}"
-            )
+        reject_unknown_keys(cls, data, source=source, what=f"key(s) for {cls.__name__}")
         try:
             config = cls(**data)
         except ConfigError as err:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from torch import Tensor, nn
 
-from ..config import ConfigError
+from ..config import ConfigError, reject_unknown_keys
 from ..data.batch import Batch
 
 
@@ -35,13 +35,7 @@ class TaskOptions:
         name = data.pop("name", cls.name)
         if name != cls.name:
             raise ConfigError(f"{source}: task name is {name!r}, expected {cls.name!r}")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(
-                f"{source}: unknown option(s) {', '.join(unknown)} for task {cls.name!r}; "
-                f"known: {', '.join(sorted(known))}"
-            )
+        reject_unknown_keys(cls, data, source=source, what=f"option(s) for task {cls.name!r}")
         try:
             return cls(**data)
         except ConfigError as err:

@@ -8,13 +8,13 @@ the fully resolved result to ``RUN_DIR/config.yaml``.
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..config import ConfigError, ModelConfig
+from ..config import ConfigError, ModelConfig, reject_unknown_keys
 from ..registry import model_class as lookup_model_class
 from ..registry import task_options
 from ..tasks.base import TaskOptions
@@ -122,10 +122,7 @@ class ExperimentConfig:
             warnings.warn(f"{source}: model.max_position_offset is now train.max_position_offset", FutureWarning, stacklevel=2)
         model = config_class.from_dict(model_data, source=f"{source}: model")
         task = task_options(data.get("task"), source=f"{source}: task")
-        known = {f.name for f in fields(TrainConfig)}
-        bad = sorted(set(train_data) - known)
-        if bad:
-            raise ConfigError(f"{source}: unknown train key(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
+        reject_unknown_keys(TrainConfig, train_data, source=source, what="train key(s)")
         try:
             train = TrainConfig(**train_data)
         except ConfigError as err:
