@@ -109,7 +109,31 @@ class _BaseConfig:
 
 
 @dataclass
-class UTConfig(_BaseConfig):
+class _VocabularyConfig(_BaseConfig):
+    """The vocabulary fields every sequence model shares: sizes and special ids."""
+
+    vocab_size: int = 32
+    target_vocab_size: int | None = None  # decoder vocabulary of an encoder-decoder; None = vocab_size
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+
+    def _check_vocabulary(self) -> None:
+        self._check_positive("vocab_size")
+        if self.target_vocab_size is not None:
+            self._check_positive("target_vocab_size")
+        for name in ("pad_id", "bos_id", "eos_id"):
+            value = getattr(self, name)
+            if not 0 <= value < min(self.vocab_size, self.tgt_vocab_size):
+                raise ConfigError(f"{name} ({value}) must be a valid token id below the vocabulary size")
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        return self.target_vocab_size or self.vocab_size
+
+
+@dataclass
+class UTConfig(_VocabularyConfig):
     """Configuration of a Universal Transformer (or, untied, a vanilla Transformer).
 
     The defaults are a small UT with fixed depth. Field groups:
@@ -123,12 +147,6 @@ class UTConfig(_BaseConfig):
     """
 
     model_type: ClassVar[str] = "universal_transformer"
-
-    vocab_size: int = 32
-    target_vocab_size: int | None = None
-    pad_id: int = 0
-    bos_id: int = 1
-    eos_id: int = 2
 
     d_model: int = 128
     num_heads: int = 4
@@ -162,9 +180,10 @@ class UTConfig(_BaseConfig):
 
     def __post_init__(self) -> None:
         self._check_choices()
-        self._check_positive("vocab_size", "d_model", "num_heads", "d_ff", "num_steps", "max_position")
+        self._check_vocabulary()
+        self._check_positive("d_model", "num_heads", "d_ff", "num_steps", "max_position")
         self._check_positive("conv_kernel_size")
-        for name in ("target_vocab_size", "decoder_num_steps", "act_max_steps"):
+        for name in ("decoder_num_steps", "act_max_steps"):
             if getattr(self, name) is not None:
                 self._check_positive(name)
         self._check_probability("dropout", "attention_dropout", "embedding_dropout")
@@ -185,10 +204,6 @@ class UTConfig(_BaseConfig):
                 "decoder_num_steps sets a fixed decoder depth, but with act=True depth is dynamic; "
                 "set act_max_steps (the limit of both stacks) instead"
             )
-        for name in ("pad_id", "bos_id", "eos_id"):
-            value = getattr(self, name)
-            if not 0 <= value < min(self.vocab_size, self.target_vocab_size or self.vocab_size):
-                raise ConfigError(f"{name} ({value}) must be a valid token id below the vocabulary size")
 
     @property
     def max_steps(self) -> int:
@@ -198,10 +213,6 @@ class UTConfig(_BaseConfig):
     @property
     def head_dim(self) -> int:
         return self.d_model // self.num_heads
-
-    @property
-    def tgt_vocab_size(self) -> int:
-        return self.target_vocab_size or self.vocab_size
 
     @property
     def dec_steps(self) -> int:
@@ -255,16 +266,11 @@ def transformer_config(**overrides: Any) -> UTConfig:
 
 
 @dataclass
-class LSTMConfig(_BaseConfig):
+class LSTMConfig(_VocabularyConfig):
     """Configuration of the LSTM encoder-decoder baseline with (Luong, dot) attention."""
 
     model_type: ClassVar[str] = "lstm"
 
-    vocab_size: int = 32
-    target_vocab_size: int | None = None
-    pad_id: int = 0
-    bos_id: int = 1
-    eos_id: int = 2
     d_model: int = 256
     num_layers: int = 2
     dropout: float = 0.1
@@ -272,16 +278,11 @@ class LSTMConfig(_BaseConfig):
     tie_embeddings: bool = True
 
     def __post_init__(self) -> None:
-        self._check_positive("vocab_size", "d_model", "num_layers")
-        if self.target_vocab_size is not None:
-            self._check_positive("target_vocab_size")
+        self._check_vocabulary()
+        self._check_positive("d_model", "num_layers")
         self._check_probability("dropout")
         if self.bidirectional_encoder and self.d_model % 2:
             raise ConfigError(f"d_model ({self.d_model}) must be even with a bidirectional encoder")
-
-    @property
-    def tgt_vocab_size(self) -> int:
-        return self.target_vocab_size or self.vocab_size
 
 
 CONFIG_CLASSES: dict[str, type[_BaseConfig]] = {
