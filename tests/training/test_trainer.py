@@ -128,7 +128,7 @@ def test_gradient_accumulation_equals_one_big_batch(tmp_path):
 def test_bf16_autocast_tracks_fp32(tmp_path):
     losses = {}
     for precision in ("fp32", "bf16"):
-        trainer = Trainer(_experiment(steps=40, precision=precision, lr=0.01), tmp_path / precision, progress=False)
+        trainer = Trainer(_experiment(steps=40, precision=precision, lr=0.01, allow_slow_bf16=True), tmp_path / precision, progress=False)
         losses[precision] = [trainer.train_step()["loss"] for _ in range(40)]
     gap = max(abs(a - b) for a, b in zip(losses["fp32"], losses["bf16"]))
     assert gap < 0.15, f"bf16 drifted from fp32 by {gap:.3f}"
@@ -163,3 +163,17 @@ def test_unknown_task_option_is_named(tmp_path):
     data["task"]["lenght"] = 3
     with pytest.raises(ConfigError, match=r"unknown option\(s\) lenght for task 'algorithmic'; known: .*bucket_width"):
         ExperimentConfig.from_dict(data, source="exp.yaml")
+
+
+def test_bf16_where_it_is_slower_is_refused_with_the_reason(tmp_path, monkeypatch):
+    from universal_transformer.training import trainer as trainer_module
+
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"cpu_name": "Old CPU", "avx512_bf16": False})
+    with pytest.raises(ConfigError, match=r"Old CPU\) has no bf16 instructions.*allow_slow_bf16"):
+        Trainer(_experiment(steps=2, precision="bf16"), tmp_path / "a", progress=False)
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: {"cpu_name": "New CPU", "avx512_bf16": True})
+    with pytest.raises(ConfigError, match="at d_model=16 bf16 autocast is slower"):
+        Trainer(_experiment(steps=2, precision="bf16"), tmp_path / "b", progress=False)
+    assert trainer_module.bf16_cpu_problem(1024) is None
+    auto = Trainer(_experiment(steps=2, precision="auto"), tmp_path / "c", progress=False)
+    assert auto.precision == "fp32"  # auto: bf16 only on a CUDA device that has it

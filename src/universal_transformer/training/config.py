@@ -39,7 +39,11 @@ class TrainConfig:
     grad_accum: int = 1
     batch_tokens: int = 4096
     max_batch_size: int = 512
+    # fp32, bf16 (autocast), or auto: bf16 on a CUDA device that supports it, else fp32.
     precision: str = "fp32"
+    # bf16 autocast is refused on a CPU where it is slower than fp32 (see bf16_cpu_problem);
+    # this lets it run anyway, e.g. to check bf16 numerics.
+    allow_slow_bf16: bool = False
     eval_every: int = 500
     log_every: int = 50
     early_stopping: int | None = None
@@ -62,8 +66,8 @@ class TrainConfig:
             raise ConfigError(f"train.optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"train.schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
-        if self.precision not in ("fp32", "bf16"):
-            raise ConfigError(f"train.precision must be 'fp32' or 'bf16', got {self.precision!r}")
+        if self.precision not in ("fp32", "bf16", "auto"):
+            raise ConfigError(f"train.precision must be 'fp32', 'bf16' or 'auto', got {self.precision!r}")
         for name in ("steps", "grad_accum", "batch_tokens", "max_batch_size", "eval_every", "log_every", "keep_last"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:

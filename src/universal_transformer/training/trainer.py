@@ -37,7 +37,7 @@ from ..objective import LossTerms, compute_loss, ponder_weight
 from ..registry import build_task, model_class
 from ..tasks.base import Task
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
-from .config import ExperimentConfig
+from .config import ExperimentConfig, TrainConfig
 from .distributed import DistributedContext, all_reduce_flag, init_distributed
 from .schedules import lr_multiplier
 
@@ -45,8 +45,12 @@ from .schedules import lr_multiplier
 # trajectory up to the point where the run stopped.
 RESUMABLE_CHANGES = {
     "steps", "time_limit", "threads", "log_every", "early_stopping", "stop_at_score", "act_packed",
-    "gradient_checkpointing",
+    "gradient_checkpointing", "allow_slow_bf16",
 }
+
+# Smallest width at which bf16 autocast beat fp32 on a CPU with bf16 instructions
+# (docs/performance.md: 1.6-1.8x faster at d=512, 13x slower at d=128, 2 cores).
+BF16_CPU_MIN_WIDTH = 512
 
 
 class TrainingDiverged(RuntimeError):
@@ -75,6 +79,34 @@ def batch_loss(model: nn.Module, part: Batch, totals: tuple[int, dict[str, int]]
         out.logits, part.labels, out.halting, ignore_index=part.ignore_index, label_smoothing=label_smoothing,
         ponder_weight=ponder_weight(config), num_targets=n_targets, positions=positions,
     )
+
+
+def bf16_cpu_problem(d_model: int | None) -> str | None:
+    """Why bf16 autocast would be slower than fp32 on this CPU, or None if it should pay.
+
+    Without bf16 instructions (avx512_bf16 or amx_bf16) oneDNN emulates bf16 matrix
+    products, 4-5x slower than fp32 (an Intel Xeon without them, torch 2.13); with them,
+    small models still lose to the per-operation cost of the casts.
+    """
+    caps = torch.cpu.get_capabilities() if hasattr(torch.cpu, "get_capabilities") else {}
+    if not (caps.get("avx512_bf16") or caps.get("amx_bf16")):
+        return f"this CPU ({caps.get('cpu_name', 'unknown')}) has no bf16 instructions (avx512_bf16, amx_bf16): bf16 matrix products are emulated, slower than fp32"
+    if d_model is not None and d_model < BF16_CPU_MIN_WIDTH:
+        return f"at d_model={d_model} bf16 autocast is slower than fp32 on the CPU (it pays from d_model={BF16_CPU_MIN_WIDTH})"
+    return None
+
+
+def resolve_precision(cfg: TrainConfig, device: torch.device, d_model: int | None) -> str:
+    """``fp32`` or ``bf16`` for this run; ConfigError for bf16 where it would only slow training down."""
+    if cfg.precision == "auto":
+        cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+        return "bf16" if cuda_bf16 else "fp32"
+    if cfg.precision == "bf16" and device.type == "cpu" and not cfg.allow_slow_bf16:
+        problem = bf16_cpu_problem(d_model)
+        if problem:
+            raise ConfigError(f"train.precision=bf16: {problem}. Use precision fp32 (or auto), or set "
+                              "train.allow_slow_bf16=true to run it anyway")
+    return cfg.precision
 
 
 def position_offsets(seed: int, step: int, size: int, *, maximum: int, per: str) -> torch.Tensor:
@@ -109,6 +141,7 @@ class Trainer:
         torch.manual_seed(self.cfg.seed)
         self.task = build_task(experiment.task, seed=self.cfg.seed)
         self.model = build_model(experiment, self.task).to(self.ctx.device)
+        self.precision = resolve_precision(self.cfg, self.ctx.device, getattr(self.model.config, "d_model", None))
         if hasattr(self.model, "configure_runtime"):
             self.model.configure_runtime(act_packed=self.cfg.act_packed, gradient_checkpointing=self.cfg.gradient_checkpointing)
         # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
@@ -204,7 +237,7 @@ class Trainer:
         totals = (batch.num_targets, batch.positions())
         bounds = torch.linspace(0, batch.size, parts + 1).round().long().tolist()
         self.wrapped.train()
-        autocast = torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16")
+        autocast = torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
         ce_sum = torch.zeros(2)
         for micro in range(cfg.grad_accum):
             j = micro * ctx.world_size + ctx.rank
