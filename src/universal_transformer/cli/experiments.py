@@ -1,8 +1,7 @@
-"""``ut sweep`` (runs over seeds, and bAbI tasks), ``ut report`` (results tables of run folders),
-``ut plot`` (figures of a trained model). Every task is served; the tables and figures are the task's own.
+"""``ut sweep`` (runs over seeds, and bAbI tasks) and ``ut plot`` (figures of a trained model), for
+every task; the tables of run folders (``report_runs``) behind ``ut report ROOT...``.
 
-The commands of earlier versions stay as aliases: ``babi-train`` = ``sweep``,
-``babi-report`` and ``algorithmic-report`` = ``report``, ``babi-plot`` = ``plot``.
+The commands of earlier versions stay as aliases: ``babi-train`` = ``sweep``, ``babi-plot`` = ``plot``.
 """
 
 from __future__ import annotations
@@ -45,20 +44,6 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
                      help="en (1k) or en-10k (default: the config's task.set)")
     bab.add_argument("--joint", action="store_true", help="one model on all the tasks ('train joint')")
     p.set_defaults(run=run_sweep)
-
-    p = commands.add_parser(
-        "report", aliases=["babi-report", "algorithmic-report"],
-        help="print the results tables of folders of finished runs (the task's own tables)",
-        description="Each ROOT holds finished runs (ROOT/**/metrics.json). The task is read from the runs' "
-        "config.yaml. bAbI: per-task test error, best seed on validation, one column per ROOT (a joint model is "
-        "picked as a whole). Algorithmic tasks: runs named TASK-MODEL, char / seq accuracy at --length.",
-    )
-    p.add_argument("roots", nargs="+", type=Path, metavar="ROOT")
-    p.add_argument("--names", nargs="+", default=None, help="column names (default: folder names)")
-    p.add_argument("--length", type=int, default=None, help="algorithmic tasks: the test length (default 400)")
-    p.add_argument("--ponder", action="store_true", help="bAbI: also the test ponder time per task (mean ± std)")
-    p.add_argument("--runs", action="store_true", help="bAbI: also each cell's run: steps / best step / seconds")
-    p.set_defaults(run=run_report)
 
     p = commands.add_parser("plot", aliases=["babi-plot"],
                             help="plot what a trained model does on one example (bAbI: attention per step and head, ponder time)")
@@ -145,7 +130,8 @@ def _task_of_runs(roots: list[Path]) -> str:
     return names.pop()
 
 
-def run_report(args: argparse.Namespace) -> int:
+def report_runs(args: argparse.Namespace) -> int:
+    """``ut report ROOT...``: the task's tables for folders of finished runs."""
     names = args.names or [root.name for root in args.roots]
     if len(names) != len(args.roots):
         raise ConfigError(f"--names gives {len(names)} names for {len(args.roots)} roots")

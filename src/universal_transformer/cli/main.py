@@ -10,6 +10,7 @@ from ..models import LoadError
 from ..training.trainer import TrainingDiverged
 from .demo import add_demo_parser
 from .experiments import add_experiment_parsers
+from .report import add_report_parser
 from .run import add_run_parsers
 
 
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_parsers(commands)
     add_experiment_parsers(commands)
+    add_report_parser(commands)
     add_demo_parser(commands)
     return parser
 

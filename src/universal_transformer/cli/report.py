@@ -1,4 +1,6 @@
-"""``ut report``: regenerate the tables of ``docs/results.md`` from the records in ``results/``."""
+"""``ut report``: regenerate the tables of ``docs/results.md`` from the records in ``results/``;
+``ut report ROOT...``: print the task's tables for folders of runs (aliases ``babi-report``,
+``algorithmic-report``)."""
 
 from __future__ import annotations
 
@@ -13,12 +15,20 @@ from ..evaluation.records import RecordError, load_records
 def add_report_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``report`` command to ``commands`` and return its parser."""
     p = commands.add_parser(
-        "report",
-        help="regenerate the tables of docs/results.md from the run records in results/",
-        description="Reads every run record (RESULTS/**/*.json) and rewrites the generated sections of DOCS "
-        "(between '<!-- generated: NAME -->' and '<!-- end generated: NAME -->'); the text around them is "
-        "left as it is. With --check nothing is written and the exit status is 1 if a section is stale.",
+        "report", aliases=["babi-report", "algorithmic-report"],
+        help="regenerate the tables of docs/results.md from results/; or print the tables of run folders",
+        description="Without ROOT: reads every run record (RESULTS/**/*.json) and rewrites the generated sections "
+        "of DOCS (between '<!-- generated: NAME -->' and '<!-- end generated: NAME -->'); the text around them is "
+        "left as it is. With --check nothing is written and the exit status is 1 if a section is stale. "
+        "With ROOT...: prints the task's tables for folders of finished runs (ROOT/**/metrics.json; the task is "
+        "read from the runs' config.yaml): bAbI per-task test error, best seed on validation, one column per "
+        "ROOT; algorithmic tasks (runs named TASK-MODEL) char / seq accuracy at --length.",
     )
+    p.add_argument("roots", nargs="*", type=Path, metavar="ROOT", help="folders of runs (default: regenerate the docs)")
+    p.add_argument("--names", nargs="+", default=None, help="with ROOT: column names (default: folder names)")
+    p.add_argument("--length", type=int, default=None, help="with ROOT, algorithmic tasks: the test length (400)")
+    p.add_argument("--ponder", action="store_true", help="with ROOT, bAbI: the test ponder time per task")
+    p.add_argument("--runs", action="store_true", help="with ROOT, bAbI: each cell's steps / best step / seconds")
     p.add_argument("--results", type=Path, default=Path("results"), help="folder of run records (default: results)")
     p.add_argument("--docs", type=Path, default=Path("docs/results.md"),
                    help="markdown file with generated sections (default: docs/results.md)")
@@ -30,7 +40,12 @@ def add_report_parser(commands: argparse._SubParsersAction) -> argparse.Argument
 
 def run_report(args: argparse.Namespace) -> int:
     """Update (or with ``args.check`` verify) ``args.docs`` from the records in ``args.results``.
-    Returns the exit status: 0 up to date or written, 1 stale (check), 2 bad input."""
+    Returns the exit status: 0 up to date or written, 1 stale (check), 2 bad input.
+    With ``args.roots``, print the tables of those run folders instead."""
+    if getattr(args, "roots", None):
+        from .experiments import report_runs
+
+        return report_runs(args)
     try:
         records = load_records(args.results)
         text = args.docs.read_text(encoding="utf-8") if args.docs.is_file() else None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import torch
@@ -35,6 +37,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
                    help="stop cleanly with a checkpoint after this much training time; the same command resumes "
                    "(shorthand for --set train.time_limit=SECONDS)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_record_arguments(p)
     p.set_defaults(run=run_train)
 
     p = commands.add_parser("eval", help="evaluate a trained run and print a table",
@@ -45,6 +48,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
                    help="override task options, e.g. --set 'task.test_lengths=[400,800]'")
     p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
     p.add_argument("--device", default="cpu")
+    _add_record_arguments(p)
     p.set_defaults(run=run_eval)
 
     p = commands.add_parser("generate", help="decode an input with a trained model")
@@ -58,6 +62,18 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_generate)
 
 
+def _add_record_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", metavar="NAME", default=None,
+                   help="also write the run record to RESULTS/NAME.json (e.g. algorithmic/reverse-ut); "
+                   "docs/results.md tables are generated from these files by 'ut report'")
+    p.add_argument("--results", type=Path, default=Path("results"), help="the records folder (default results)")
+
+
+def command_line() -> str:
+    """The command as typed (``ut ...``), for run records."""
+    return shlex.join(["ut", *sys.argv[1:]])
+
+
 def run_train(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.time_limit is not None:
@@ -65,7 +81,8 @@ def run_train(args: argparse.Namespace) -> int:
     experiment = load_experiment(args.config, overrides)
     device = None if args.device == "auto" else args.device
     try:
-        trainer = Trainer(experiment, args.out, device=device, progress=not args.no_progress)
+        trainer = Trainer(experiment, args.out, device=device, progress=not args.no_progress,
+                          record_name=args.record, results_dir=args.results, command=command_line())
         summary = trainer.fit()
     finally:
         shutdown_distributed()
@@ -104,7 +121,43 @@ def run_eval(args: argparse.Namespace) -> int:
     out = args.run_dir / f"eval-{args.split}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
+    if args.record:
+        path = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record).save(
+            args.results / f"{args.record}.json")
+        print(f"wrote {path}")
     return 0
+
+
+def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, metrics: dict, *, name: str):
+    """The run's record with ``split`` metrics from a new evaluation (status ``rescored``).
+
+    Training facts (steps, wall time, validation) come from the run's own record, or from
+    its ``metrics.json`` / ``metrics.jsonl`` for runs older than records.
+    """
+    from ..evaluation.records import RunRecord, git_commit, machine_info
+
+    evaluated = {k: v for k, v in metrics.items() if v is not None}
+    if (run_dir / "record.json").is_file():
+        old = RunRecord.load(run_dir / "record.json")
+        other = "validation" if split == "test" else "test"
+        return RunRecord(
+            experiment=name, task=old.task, config=old.config, command=old.command, seeds=old.seeds,
+            commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,
+            best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other]}, status="rescored",
+            notes=[*old.notes, f"{split} re-scored by: {command_line()}"],
+        )
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
+    log = [json.loads(line) for line in lines]
+    best = max(log, key=lambda r: r.get("score", float("-inf")), default={})
+    validation = {k: v for k, v in best.items() if k not in ("step", "split") and v is not None}
+    return RunRecord(
+        experiment=name, task=experiment.task.name, config=experiment.to_dict(), command=command_line(),
+        seeds=[experiment.train.seed], commit=git_commit(Path(__file__).parent), machine=machine_info(),
+        wall_time_seconds=float(log[-1].get("elapsed", 0.0)) if log else 0.0, steps=int(log[-1]["step"]) if log else 0,
+        best_step=best.get("step"), status="rescored",
+        metrics={"validation": validation, "test": evaluated} if split == "test" else {"validation": evaluated, "test": {}},
+        notes=["training facts from metrics.jsonl (the run predates run records); machine = the re-scoring machine"],
+    )
 
 
 def run_generate(args: argparse.Namespace) -> int:

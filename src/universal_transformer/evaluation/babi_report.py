@@ -10,7 +10,7 @@ from typing import Any, Callable
 FAIL_ABOVE = 5.0  # a task fails at > 5% test error (the paper's Section 3.1 and Table 1)
 
 
-def _run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
+def run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
     """The tasks a finished run was tested on, from its ``taskN/error`` metrics."""
     return tuple(sorted(int(m.group(1)) for key in summary.get("test", {}) if (m := re.fullmatch(r"task(\d+)/error", key))))
 
@@ -26,7 +26,7 @@ def collect_runs(root: str | Path) -> list[dict[str, Any]]:
         rescored = path.parent / "eval-test.json"
         if rescored.exists() and rescored.stat().st_mtime >= path.stat().st_mtime:
             summary["test"] = json.loads(rescored.read_text())
-        if summary.get("test") and _run_tasks(summary):
+        if summary.get("test") and run_tasks(summary):
             summary["run_dir"] = str(path.parent)
             runs.append(summary)
     return runs
@@ -40,7 +40,7 @@ def best_of_seeds(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     whole, on its validation score over all its tasks)."""
     groups: dict[tuple[int, ...], list[dict[str, Any]]] = {}
     for run in runs:
-        groups.setdefault(_run_tasks(run), []).append(run)
+        groups.setdefault(run_tasks(run), []).append(run)
     best: dict[int, dict[str, Any]] = {}
     for tasks, group in sorted(groups.items(), key=lambda item: len(item[0])):
         winner = max(group, key=lambda r: (r.get("validation") or {}).get("score", float("-inf")))

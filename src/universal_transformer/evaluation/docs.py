@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
-from .babi_report import _run_tasks, best_of_seeds, error_table, ponder_table, runs_table
+from .babi_report import run_tasks, best_of_seeds, error_table, ponder_table, runs_table
 from .records import RunRecord
 
 Builder = Callable[[list[RunRecord]], str]
@@ -308,7 +308,7 @@ def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
         summary = babi_summary(record)
-        if _run_tasks(summary):  # only runs with per-task test errors
+        if run_tasks(summary):  # only runs with per-task test errors
             groups.setdefault(babi_group(record.experiment), []).append(summary)
     return {name: best_of_seeds(runs) for name, runs in groups.items()}
 

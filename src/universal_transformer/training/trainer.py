@@ -7,6 +7,9 @@ Run directory::
     RUN_DIR/best/              the best model on validation (save_pretrained format)
     RUN_DIR/metrics.jsonl      one line per evaluation
     RUN_DIR/metrics.json       at the end: the best model's validation and test metrics
+    RUN_DIR/record.json        the run record (evaluation/records.py): written at the end and at
+                               every time-limit stop (status time_limit = partial); also to
+                               RESULTS/NAME.json when the run is given a record name
 
 Exactness. A training batch is a pure function of ``(seed, step)`` (see
 :class:`~universal_transformer.tasks.base.Task`), and checkpoints hold model, optimizer,
@@ -32,6 +35,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..config import ConfigError
 from ..data.batch import Batch
+from ..evaluation.records import RunRecord, git_commit, machine_info
 from ..models import PretrainedModel
 from ..objective import LossTerms, compute_loss, ponder_weight
 from ..registry import build_task, model_class
@@ -129,8 +133,16 @@ class Trainer:
         progress: bool = True,
         verbose: bool = True,
         ctx: DistributedContext | None = None,
+        record_name: str | None = None,
+        results_dir: str | Path | None = None,
+        command: str | None = None,
     ) -> None:
+        """``record_name`` (e.g. ``algorithmic/reverse-ut``) also writes the run record to
+        ``results_dir/record_name.json``; ``command`` is the command line it records."""
         self.experiment = experiment
+        self.record_name = record_name
+        self.results_dir = Path(results_dir) if results_dir is not None else None
+        self.command = command
         self.cfg = experiment.train
         self.run_dir = Path(run_dir)
         self.ctx = ctx or init_distributed(device)
@@ -319,10 +331,34 @@ class Trainer:
         if bar is not None:
             bar.close()
         if stopped_for_time:
-            if self.ctx.is_main and self.verbose:
-                print(f"time limit reached at step {self.step}; run the same command again to resume", flush=True)
+            if self.ctx.is_main:
+                self.write_record("time_limit", test={})
+                if self.verbose:
+                    print(f"time limit reached at step {self.step}; run the same command again to resume", flush=True)
             return {"status": "time_limit", "step": self.step}
         return self._finish(early_stopped)
+
+    def write_record(self, status: str, test: dict[str, Any]) -> RunRecord:
+        """The run record of where the run stands: ``RUN_DIR/record.json`` (and ``results/NAME.json``)."""
+        record = RunRecord(
+            experiment=self.record_name or self.run_dir.name,
+            task=self.task.name,
+            config=self.experiment.to_dict(),
+            command=self.command or "",
+            seeds=[self.cfg.seed],
+            commit=git_commit(Path(__file__).parent),
+            machine=machine_info(),
+            wall_time_seconds=round(self.elapsed, 1),
+            steps=self.step,
+            best_step=self.best["step"],
+            metrics={"validation": _plain(self.best["metrics"] or {}), "test": _plain(test)},
+            status=status,
+            notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"],
+        )
+        record.save(self.run_dir / "record.json")
+        if self.record_name and self.results_dir is not None:
+            record.save(self.results_dir / f"{self.record_name}.json")
+        return record
 
     def _evaluate_and_log(self, window: list[dict[str, float]]) -> bool:
         """Validate, log, keep the best model; True when early stopping triggers."""
@@ -370,6 +406,7 @@ class Trainer:
         tmp = self.run_dir / "metrics.json.tmp"
         tmp.write_text(json.dumps(summary, indent=2) + "\n")
         tmp.replace(self.run_dir / "metrics.json")
+        self.write_record(summary["status"], test)
         return summary
 
     def _tensorboard(self, record: dict[str, Any]) -> None:
@@ -384,6 +421,11 @@ class Trainer:
             for key, value in record.items():
                 if isinstance(value, (int, float)) and key != "step":
                     self._writer.add_scalar(key, value, record["step"])
+
+
+def _plain(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Metrics as a record holds them: numbers, strings and lists (no None)."""
+    return {k: v for k, v in metrics.items() if v is not None}
 
 
 def _progress(start: int, total: int, *, enabled: bool):

@@ -1,0 +1,38 @@
+"""``ut train --record`` and ``ut eval --record`` write run records that ``ut report`` can read."""
+
+from __future__ import annotations
+
+import json
+
+from universal_transformer.evaluation.records import RunRecord
+
+from ..training.conftest import run_ut, tiny_config  # noqa: F401 (a fixture)
+
+
+def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny_config):
+    run, results = tmp_path / "run", tmp_path / "results"
+    name = "algorithmic/tiny-ut"
+    common = ["--out", str(run), "--no-progress", "--record", name, "--results", str(results)]
+    partial = run_ut("train", str(tiny_config), *common, "--time-limit", "0.01")
+    assert partial.returncode == 0, partial.stderr
+    record = RunRecord.load(results / f"{name}.json")
+    assert record.status == "time_limit" and record.partial and 0 < record.steps < 24
+    assert record.metrics["test"] == {}
+    assert record.command.startswith("ut train ") and "--time-limit 0.01" in record.command
+    assert record.config["task"]["name"] == "algorithmic" and record.seeds == [0]
+    assert record.machine["logical_cores"] >= 1 and record.commit  # the repository's commit
+
+    done = run_ut("train", str(tiny_config), *common)
+    assert done.returncode == 0, done.stderr
+    record = RunRecord.load(results / f"{name}.json")
+    summary = json.loads((run / "metrics.json").read_text())
+    assert record.status == "done" and record.steps == 24 and record.best_step == summary["best_step"]
+    assert record.metrics["test"]["len12/char_accuracy"] == summary["test"]["len12/char_accuracy"]
+    assert RunRecord.load(run / "record.json").to_dict() == record.to_dict()
+
+    rescored = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]",
+                      "--record", "algorithmic/tiny-ut-len5", "--results", str(results))
+    assert rescored.returncode == 0, rescored.stderr
+    again = RunRecord.load(results / "algorithmic/tiny-ut-len5.json")
+    assert again.status == "rescored" and again.steps == 24 and "len5/char_accuracy" in again.metrics["test"]
+    assert again.metrics["validation"] == record.metrics["validation"]
