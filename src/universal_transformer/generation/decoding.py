@@ -1,14 +1,17 @@
 """Autoregressive generation: greedy and sampling (temperature, top-k) with the key/value cache.
 
-Works for every model with ``prefill(inputs) -> (state, next_logits)`` and
-``decode_step(tokens, state) -> logits``: the encoder-decoder UT and LSTM (``inputs``
-= source ids) and the UT language model (``inputs`` = prompt ids).
+Works for every :class:`~.protocol.Decoder` (``prefill(inputs) -> (state, next_logits)``,
+``decode_step(tokens, state) -> logits``): the encoder-decoder UT and LSTM (``inputs``
+= source ids) and the UT language model (``inputs`` = prompt ids). Beam search is in
+:mod:`.beam`.
 """
 
 from __future__ import annotations
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
+
+from .protocol import Decoder, UncachedDecoder, eval_mode
 
 
 def choose_next(
@@ -35,7 +38,7 @@ def choose_next(
 
 @torch.no_grad()
 def generate(
-    model: nn.Module,
+    model: Decoder,
     inputs: Tensor,
     *,
     max_new_tokens: int,
@@ -52,46 +55,45 @@ def generate(
     After a row emits ``eos_id`` it is padded with ``pad_id``; generation stops early
     once every row has finished (if ``stop_at_eos``).
     """
-    was_training = model.training
-    model.eval()
     config = model.config
     eos = config.eos_id if eos_id is None else eos_id
-    state, logits = model.prefill(inputs)
-    finished = torch.zeros(inputs.shape[0], dtype=torch.bool, device=inputs.device)
     out = []
-    for _ in range(max_new_tokens):
-        logits = _never_pad(logits, config.pad_id)
-        token = choose_next(logits, do_sample=do_sample, temperature=temperature, top_k=top_k, generator=generator)
-        token = token.masked_fill(finished, config.pad_id)
-        out.append(token)
-        finished |= token == eos
-        if stop_at_eos and bool(finished.all()):
-            break
-        logits = model.decode_step(token[:, None], state)[:, -1]
-    model.train(was_training)
+    with eval_mode(model):
+        state, logits = model.prefill(inputs)
+        finished = torch.zeros(inputs.shape[0], dtype=torch.bool, device=inputs.device)
+        for _ in range(max_new_tokens):
+            logits = _never_pad(logits, config.pad_id)
+            token = choose_next(logits, do_sample=do_sample, temperature=temperature, top_k=top_k, generator=generator)
+            token = token.masked_fill(finished, config.pad_id)
+            out.append(token)
+            finished |= token == eos
+            if stop_at_eos and bool(finished.all()):
+                break
+            logits = model.decode_step(token[:, None], state)[:, -1]
     return torch.stack(out, dim=1) if out else inputs.new_zeros((inputs.shape[0], 0))
 
 
 @torch.no_grad()
-def generate_uncached(model: nn.Module, inputs: Tensor, *, max_new_tokens: int) -> tuple[Tensor, Tensor]:
+def generate_uncached(model: Decoder, inputs: Tensor, *, max_new_tokens: int) -> tuple[Tensor, Tensor]:
     """Greedy decoding that recomputes the whole prefix at every step (no cache).
 
-    The reference the cached path is tested and benchmarked against. Returns the tokens
-    ``[B, n]`` and the logits ``[B, n, V]`` each step chose from.
+    The reference the cached path is tested and benchmarked against (through
+    :class:`~.protocol.UncachedDecoder`). Returns the tokens ``[B, n]`` and the logits
+    ``[B, n, V]`` each step chose from; never stops at eos.
     """
-    was_training = model.training
-    model.eval()
-    config = model.config
-    encoder_decoder = getattr(model, "is_encoder_decoder", False)
-    prefix = inputs.new_full((inputs.shape[0], 1), config.bos_id) if encoder_decoder else inputs
+    uncached = UncachedDecoder(model)
     tokens, step_logits = [], []
-    for _ in range(max_new_tokens):
-        logits = _never_pad((model(inputs, prefix) if encoder_decoder else model(prefix)).logits[:, -1], config.pad_id)
-        token = logits.argmax(-1)
-        tokens.append(token)
-        step_logits.append(logits)
-        prefix = torch.cat((prefix, token[:, None]), dim=1)
-    model.train(was_training)
+    with eval_mode(uncached):
+        state, logits = uncached.prefill(inputs)
+        for i in range(max_new_tokens):
+            logits = _never_pad(logits, model.config.pad_id)
+            token = logits.argmax(-1)
+            tokens.append(token)
+            step_logits.append(logits)
+            if i + 1 < max_new_tokens:
+                logits = uncached.decode_step(token[:, None], state)[:, -1]
+    if not tokens:
+        return inputs.new_zeros((inputs.shape[0], 0)), logits.new_zeros((inputs.shape[0], 0, logits.shape[-1]))
     return torch.stack(tokens, 1), torch.stack(step_logits, 1)
 
 
