@@ -105,6 +105,23 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     assert set(generated.stdout.strip()) <= set("0123456789+")
     bad = run_ut("generate", str(run), "--input", "12a4")
     assert bad.returncode == 2 and "character 'a' at position 2" in bad.stderr
+    # many inputs from a file, one output per line; beam search with an n-best list; more steps
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("1234\r\n56\n777\n")
+    greedy = run_ut("generate", str(run), "--input-file", str(inputs))
+    assert greedy.returncode == 0 and len(greedy.stdout.splitlines()) == 3, greedy.stderr
+    single = [run_ut("generate", str(run), "--input", text).stdout.strip() for text in ("1234", "56", "777")]
+    assert greedy.stdout.splitlines() == single  # batched with padding = one at a time
+    beam1 = run_ut("generate", str(run), "--input-file", str(inputs), "--beam", "1")
+    assert beam1.stdout == greedy.stdout, beam1.stderr
+    nbest = run_ut("generate", str(run), "--input", "1234", "--beam", "3", "--nbest", "3")
+    scores = [float(line.split("\t")[0]) for line in nbest.stdout.splitlines()]
+    assert nbest.returncode == 0 and len(scores) == 3 and scores == sorted(scores, reverse=True), nbest.stderr
+    deeper = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]", "--steps", "5")
+    assert deeper.returncode == 0, deeper.stderr
+    inputs.write_text("12\n3x\n")
+    bad_line = run_ut("generate", str(run), "--input-file", str(inputs))
+    assert bad_line.returncode == 2 and f"{inputs}:2: character 'x' at position 1" in bad_line.stderr
 
 
 def test_gradient_accumulation_equals_one_big_batch(tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from ..config import ConfigError
-from ..generation import generate
+from ..generation import beam_search, generate
 from ..models import PretrainedModel
 from ..registry import build_task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
@@ -47,17 +47,32 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override task options, e.g. --set 'task.test_lengths=[400,800]'")
     p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
     p.add_argument("--device", default="cpu")
     _add_record_arguments(p)
     p.set_defaults(run=run_eval)
 
-    p = commands.add_parser("generate", help="decode an input with a trained model")
+    p = commands.add_parser(
+        "generate", help="decode inputs with a trained model (greedy, sampled or beam search)",
+        description="Decodes --input, or every line of --input-file ('-' = standard input), writing one output "
+        "per line (with --nbest N: N lines per input, each 'score<TAB>output').",
+    )
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--input", required=True, help="the input text, e.g. --input 12345")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--input", help="the input text, e.g. --input 12345")
+    source.add_argument("--input-file", type=Path, help="one input per line; '-' reads standard input")
     p.add_argument("--max-new-tokens", type=int, default=None, help="default: 2 x input length + 8")
+    p.add_argument("--beam", type=int, default=None, metavar="K", help="beam search with K beams")
+    p.add_argument("--length-penalty", type=float, default=0.6, help="beam search: GNMT alpha (default 0.6)")
+    p.add_argument("--nbest", type=int, default=1, help="beam search: print the N best outputs per input")
     p.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--top-p", type=float, default=None)
+    p.add_argument("--steps", type=int, default=None,
+                   help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
+    p.add_argument("--batch-size", type=int, default=64, help="inputs decoded together")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
 
@@ -105,17 +120,25 @@ def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     return ExperimentConfig.from_dict(data, source=str(path))
 
 
-def _load_model(run_dir: Path, model_dir: Path | None, device: str) -> PretrainedModel:
+def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None) -> PretrainedModel:
     folder = model_dir or run_dir / "best"
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
-    return PretrainedModel.from_pretrained(folder).to(device).eval()
+    model = PretrainedModel.from_pretrained(folder).to(device).eval()
+    if steps is not None:
+        if not hasattr(model, "configure_runtime"):
+            raise ConfigError(f"--steps: a {type(model).__name__} has no recurrent steps")
+        try:
+            model.configure_runtime(depth=steps)
+        except ValueError as err:
+            raise ConfigError(f"--steps: {err}") from None
+    return model
 
 
 def run_eval(args: argparse.Namespace) -> int:
     experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
-    model = _load_model(args.run_dir, args.model, args.device)
+    model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
     metrics = task.evaluate(model, args.split)
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
     out = args.run_dir / f"eval-{args.split}.json"
@@ -163,16 +186,43 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
 def run_generate(args: argparse.Namespace) -> int:
     experiment = _load_run(args.run_dir, [])
     task = build_task(experiment.task, seed=experiment.train.seed)
-    model = _load_model(args.run_dir, None, "cpu")
-    try:
-        inputs = task.encode_text(args.input)
-    except ValueError as err:
-        raise ConfigError(f"--input: {err}") from None
-    limit = args.max_new_tokens or 2 * inputs.shape[1] + 8
+    model = _load_model(args.run_dir, None, "cpu", steps=args.steps)
+    if args.input is not None:
+        texts = [args.input]
+    elif str(args.input_file) == "-":
+        texts = sys.stdin.read().splitlines()
+    else:
+        if not args.input_file.is_file():
+            raise ConfigError(f"{args.input_file}: input file not found")
+        texts = args.input_file.read_text(encoding="utf-8-sig").splitlines()
+    if args.nbest > 1 and not args.beam:
+        raise ConfigError("--nbest needs --beam")
     gen = torch.Generator().manual_seed(args.seed)
-    tokens = generate(model, inputs, max_new_tokens=limit, do_sample=args.sample,
-                      temperature=args.temperature, top_k=args.top_k, generator=gen)
-    print(task.decode_tokens(tokens[0].tolist()))
+    for start in range(0, len(texts), args.batch_size):
+        chunk = texts[start : start + args.batch_size]
+        rows = []
+        for i, text in enumerate(chunk, start=start + 1):
+            try:
+                rows.append(task.encode_text(text)[0])
+            except ValueError as err:
+                where = f"{args.input_file}:{i}" if args.input is None else "--input"
+                raise ConfigError(f"{where}: {err}") from None
+        inputs = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=model.config.pad_id)
+        # Each input's own limit (2 x its length + 8 by default), so batching changes no output.
+        limits = [args.max_new_tokens or 2 * len(row) + 8 for row in rows]
+        if args.beam:
+            lengths = dict(max_new_tokens=args.max_new_tokens) if args.max_new_tokens else dict(max_length_a=2, max_length_b=8)
+            result = beam_search(model, inputs, beam_size=args.beam, length_penalty=args.length_penalty,
+                                 nbest=args.nbest, **lengths)
+            for hypotheses in result.hypotheses:
+                for hyp in hypotheses:
+                    text = task.decode_tokens(hyp.tokens)
+                    print(f"{hyp.score:.4f}\t{text}" if args.nbest > 1 else text)
+        else:
+            tokens = generate(model, inputs, max_new_tokens=max(limits), do_sample=args.sample,
+                              temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, generator=gen)
+            for row, limit in zip(tokens.tolist(), limits):
+                print(task.decode_tokens(row[:limit]))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Autoregressive generation: greedy and sampling (temperature, top-k) with the key/value cache.
+"""Autoregressive generation: greedy and sampling (temperature, top-k, top-p) with the key/value cache.
 
 Works for every :class:`~.protocol.Decoder` (``prefill(inputs) -> (state, next_logits)``,
 ``decode_step(tokens, state) -> logits``): the encoder-decoder UT and LSTM (``inputs``
@@ -20,9 +20,12 @@ def choose_next(
     do_sample: bool = False,
     temperature: float = 1.0,
     top_k: int | None = None,
+    top_p: float | None = None,
     generator: torch.Generator | None = None,
 ) -> Tensor:
-    """Next token ids ``[B]`` from logits ``[B, V]``: argmax, or a sample from the tempered top-k."""
+    """Next token ids ``[B]`` from logits ``[B, V]``: argmax, or a sample from the tempered
+    distribution cut to its ``top_k`` tokens and to the smallest set whose probability
+    reaches ``top_p`` (nucleus sampling, Holtzman et al. 2020)."""
     if not do_sample:
         return logits.argmax(-1)
     if temperature <= 0:
@@ -33,6 +36,14 @@ def choose_next(
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None:
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        sorted_logits, order = logits.sort(dim=-1, descending=True)
+        probs = sorted_logits.softmax(-1)
+        drop_sorted = probs.cumsum(-1) - probs >= top_p  # the better tokens already reach top_p; the best stays
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        logits = logits.masked_fill(drop, float("-inf"))
     return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(-1)
 
 
@@ -45,6 +56,7 @@ def generate(
     do_sample: bool = False,
     temperature: float = 1.0,
     top_k: int | None = None,
+    top_p: float | None = None,
     eos_id: int | None = None,
     stop_at_eos: bool = True,
     generator: torch.Generator | None = None,
@@ -63,7 +75,8 @@ def generate(
         finished = torch.zeros(inputs.shape[0], dtype=torch.bool, device=inputs.device)
         for _ in range(max_new_tokens):
             logits = _never_pad(logits, config.pad_id)
-            token = choose_next(logits, do_sample=do_sample, temperature=temperature, top_k=top_k, generator=generator)
+            token = choose_next(logits, do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
+                                generator=generator)
             token = token.masked_fill(finished, config.pad_id)
             out.append(token)
             finished |= token == eos

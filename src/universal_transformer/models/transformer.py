@@ -26,6 +26,12 @@ class DecodingState:
     cache: StackCache
     memory_padding: Tensor | None = None
 
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (beam search), in place."""
+        self.cache.reorder(index)
+        if self.memory_padding is not None:
+            self.memory_padding = self.memory_padding.index_select(0, index)
+
 
 class _UTBase(PretrainedModel):
     config_class = UTConfig
@@ -53,12 +59,21 @@ class _UTBase(PretrainedModel):
         padding = tokens == self.config.pad_id
         return padding if bool(padding.any()) else None
 
-    def configure_runtime(self, *, act_packed: bool | None = None, gradient_checkpointing: bool | None = None) -> None:
-        """Execution choices that leave the function unchanged (not part of the config).
+    def configure_runtime(
+        self,
+        *,
+        act_packed: bool | None = None,
+        gradient_checkpointing: bool | None = None,
+        depth: int | None = None,
+    ) -> None:
+        """Execution choices, not part of the config.
 
         ``act_packed``: skip halted positions in ACT (default on; the dense loop is the
         reference). ``gradient_checkpointing``: recompute each recurrent step in the
-        backward pass, so that memory no longer grows with the number of steps.
+        backward pass, so that memory no longer grows with the number of steps. Both
+        leave the function unchanged. ``depth``: the number of recurrent steps of every
+        stack (with ACT: the step limit), e.g. more at test time than in training (the
+        paper's Section 2: the depth of a UT can adapt; see ``RecurrentStack.set_depth``).
         """
         for module in self.modules():
             if isinstance(module, RecurrentStack):
@@ -66,6 +81,8 @@ class _UTBase(PretrainedModel):
                     module.act_packed = act_packed
                 if gradient_checkpointing is not None:
                     module.gradient_checkpointing = gradient_checkpointing
+                if depth is not None:
+                    module.set_depth(depth)
 
     def set_gradient_checkpointing(self, enabled: bool = True) -> None:
         """Shorthand for ``configure_runtime(gradient_checkpointing=enabled)``."""

@@ -73,11 +73,8 @@ class CoordinateEmbedding(nn.Module):
         if self.timestep_kind == "none":
             return None
         if self.timestep_table is not None:
-            if step > self.max_steps:
-                raise ValueError(
-                    f"step {step} exceeds the {self.max_steps} steps of the learned timestep embedding"
-                )
-            return self.timestep_table.weight[step - 1]
+            # Steps beyond the trained depth (test-time depth) reuse the last learned vector.
+            return self.timestep_table.weight[min(step, self.max_steps) - 1]
         if step >= self._sin_steps.shape[0]:
             self._sin_steps = sinusoid(torch.arange(2 * step), self.d_model).to(self._sin_steps.device)
         return self._sin_steps[step].to(self._dtype())

@@ -11,6 +11,7 @@ semantics and a pointwise transition unless ``act_packed`` is switched off at ru
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import torch
@@ -142,6 +143,23 @@ class RecurrentStack(nn.Module):
         # Run-time choices (not architecture; see configure_runtime on the models).
         self.gradient_checkpointing = False
         self.act_packed = True
+
+    def set_depth(self, steps: int) -> None:
+        """Run ``steps`` recurrent steps from now on (with ACT: at most ``steps``).
+
+        Shared weights make any depth a valid model; the timestep signal of steps beyond
+        the training depth is the sinusoid's continuation (a learned timestep table repeats
+        its last row). The untied Transformer has no weights for extra layers: refused.
+        """
+        if steps < 1:
+            raise ValueError(f"depth must be a positive number of steps, got {steps}")
+        if len(self.blocks) > 1 and steps != len(self.blocks):
+            raise ValueError(f"an untied stack has {len(self.blocks)} layers; its depth cannot change to {steps}")
+        if self.act:
+            self.policy = dataclasses.replace(self.policy, max_steps=steps)
+        else:
+            self.num_steps = steps
+        self.total_steps = steps
 
     def block(self, step: int) -> UTBlock:
         """The block of step ``step`` (1-based): the shared one, or that layer's own."""
