@@ -96,6 +96,7 @@ class _StepContext:
     query_index: Tensor  # [L] sequence index of each new position
     key_index: Tensor  # [Lk] sequence index of each key (cache + new)
     key_padding: Tensor | None  # [B, Lk]
+    self_mask: Tensor | None  # [B, 1, L, Lk] self-attention mask of all new positions (the same every step)
     padding: Tensor | None  # [B, L]
     memory_kv: list[tuple[Tensor, Tensor]] | None
     memory_mask: Tensor | None
@@ -201,6 +202,7 @@ class RecurrentStack(nn.Module):
         b, n, _ = h.shape
         start = cache.length if cache is not None else 0
         query_index = torch.arange(start, start + n, device=h.device)
+        key_index = torch.arange(start + n, device=h.device)
         if positions is None:
             positions = query_index.expand(b, n)
         key_padding = padding
@@ -223,8 +225,12 @@ class RecurrentStack(nn.Module):
             positions=positions,
             position_signal=self.coordinates.position(positions),
             query_index=query_index,
-            key_index=torch.arange(start + n, device=h.device),
+            key_index=key_index,
             key_padding=key_padding,
+            # One new token after the cache sees every key: no causal mask to build.
+            self_mask=attention_mask(
+                key_padding, causal=self.causal and n > 1, query_index=query_index.expand(b, n), key_index=key_index
+            ),
             padding=padding,
             memory_kv=memory_kv,
             memory_mask=attention_mask(memory_padding),
@@ -266,10 +272,13 @@ class RecurrentStack(nn.Module):
         given_kv = kv
         blk = self.block(step)
         xq = x if rows is None else x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
-        q_index = ctx.query_index.expand(x.shape[0], -1) if rows is None else ctx.query_index[rows]
-        mask = attention_mask(
-            ctx.key_padding, causal=self.causal, query_index=q_index, key_index=ctx.key_index, query_valid=valid
-        )
+        if rows is None:
+            mask = ctx.self_mask
+        else:  # packed ACT: the rows still running at this step
+            mask = attention_mask(
+                ctx.key_padding, causal=self.causal, query_index=ctx.query_index[rows], key_index=ctx.key_index,
+                query_valid=valid,
+            )
         memory_kv = ctx.memory_kv[0 if len(ctx.memory_kv) == 1 else step - 1] if ctx.memory_kv is not None else None
         conv_state = ctx.cache.conv[step - 1] if ctx.cache is not None else None
         padding = ctx.padding if rows is None else None
