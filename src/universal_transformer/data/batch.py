@@ -81,6 +81,23 @@ class Seq2SeqBatch(Batch):
     ignore_index: int = 0
     position_offset: Tensor | None = None
 
+    @classmethod
+    def from_pairs(cls, pairs: list[tuple[list[int], list[int]]], *, pad_id: int, bos_id: int, eos_id: int) -> "Seq2SeqBatch":
+        """Pad (source, target) token lists into a batch: ``tgt_in`` = bos + target, ``labels`` = target + eos."""
+        if not pairs:
+            raise ValueError("cannot make a batch of no examples")
+        b = len(pairs)
+        ls = max(len(s) for s, _ in pairs)
+        lt = max(len(t) for _, t in pairs) + 1
+        src = torch.full((b, ls), pad_id, dtype=torch.long)
+        tgt_in = torch.full((b, lt), pad_id, dtype=torch.long)
+        labels = torch.full((b, lt), pad_id, dtype=torch.long)
+        for i, (s, t) in enumerate(pairs):
+            src[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+            tgt_in[i, : len(t) + 1] = torch.tensor([bos_id, *t])
+            labels[i, : len(t) + 1] = torch.tensor([*t, eos_id])
+        return cls(src, tgt_in, labels, ignore_index=pad_id)
+
     def inputs(self) -> dict[str, Tensor]:
         return {"src": self.src, "tgt_in": self.tgt_in}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 TASK_ORDER = ("copy", "reverse", "addition")
 MODEL_ORDER = ("lstm", "transformer", "ut", "ut-act")
@@ -26,22 +26,38 @@ def read_cell(run: Path) -> dict[str, Any] | None:
     return {"test": test, "steps": last.get("step"), "seconds": last.get("elapsed"), "best_step": best.get("step")}
 
 
-def algorithmic_table(root: str | Path, length: int = 400) -> str:
-    """Markdown: rows = models, columns = tasks, cells = char-acc / seq-acc at ``length``."""
+def accuracy_table(root: str | Path, tasks: Sequence[str], key: str = "", *, headers: Sequence[str] | None = None) -> list[str]:
+    """Markdown lines: rows = models, columns = ``tasks``, cells = test char-acc / seq-acc
+    (metrics ``{key}char_accuracy`` and ``{key}sequence_accuracy``) of the run ``TASK-MODEL``
+    under ``root``; ``-`` where a run or its metric is missing."""
     root = Path(root)
-    lines = [f"| model | " + " | ".join(f"{t.capitalize()} (len {length})" for t in TASK_ORDER) + " |",
-             "|---" * (len(TASK_ORDER) + 1) + "|"]
-    details = []
+    headers = list(headers or [t.capitalize() for t in tasks])
+    lines = ["| model | " + " | ".join(headers) + " |", "|---" * (len(tasks) + 1) + "|"]
     for model in MODEL_ORDER:
         cells = []
-        for task in TASK_ORDER:
+        for task in tasks:
             cell = read_cell(root / f"{task}-{model}")
-            key = f"len{length}/"
             if cell is None or key + "char_accuracy" not in cell["test"]:
                 cells.append("-")
                 continue
             t = cell["test"]
             cells.append(f"{t[key + 'char_accuracy']:.2f} / {t[key + 'sequence_accuracy']:.2f}")
+        lines.append(f"| {MODEL_NAMES[model]} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def algorithmic_table(root: str | Path, length: int = 400) -> str:
+    """Markdown: rows = models, columns = tasks, cells = char-acc / seq-acc at ``length``."""
+    root = Path(root)
+    key = f"len{length}/"
+    lines = accuracy_table(root, TASK_ORDER, key, headers=[f"{t.capitalize()} (len {length})" for t in TASK_ORDER])
+    details = []
+    for model in MODEL_ORDER:
+        for task in TASK_ORDER:
+            cell = read_cell(root / f"{task}-{model}")
+            if cell is None or key + "char_accuracy" not in cell["test"]:
+                continue
+            t = cell["test"]
             in_dist = [k for k in t if k.endswith("/sequence_accuracy") and k != key + "sequence_accuracy"]
             extra = ", ".join(f"{k.split('/')[0]} {t[k.replace('sequence', 'char')]:.2f}/{t[k]:.2f}" for k in in_dist)
             ponder = t.get(key + "encoder_ponder_time")
@@ -49,6 +65,5 @@ def algorithmic_table(root: str | Path, length: int = 400) -> str:
                 f"| {task}-{model} | {cell['steps']} | {cell['best_step']} | {cell['seconds']} | {extra} |"
                 + (f" {ponder:.2f} |" if ponder is not None and model == "ut-act" else " |")
             )
-        lines.append(f"| {MODEL_NAMES[model]} | " + " | ".join(cells) + " |")
     lines += ["", "| run | steps | best step | train s | char/seq at training length | ponder (len 400) |", "|---|---|---|---|---|---|"]
     return "\n".join(lines + details)

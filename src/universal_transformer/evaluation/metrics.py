@@ -1,11 +1,16 @@
-"""Sequence metrics: character (token) accuracy and whole-sequence accuracy."""
+"""Sequence metrics: character (token) accuracy and whole-sequence accuracy, and the greedy
+evaluation of a sequence-to-sequence model that the algorithmic and LTE tasks share."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
+
+from ..data.batch import Seq2SeqBatch
+from ..generation import generate
 
 
 @dataclass
@@ -43,3 +48,39 @@ class AccuracyCounts:
 
     def as_dict(self) -> dict[str, float]:
         return {"char_accuracy": self.char_accuracy, "sequence_accuracy": self.sequence_accuracy}
+
+
+@torch.no_grad()
+def greedy_accuracy(model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int) -> dict[str, float]:
+    """Greedy decoding from the sources alone (no teacher forcing): ``char_accuracy``,
+    ``sequence_accuracy`` over all batches, and the mean ``encoder_ponder_time`` where
+    the model has one.
+
+    Decoding stops at the batch's longest target plus one token: enough to see every
+    target's end-of-sequence, and a bound no example's own target sets.
+    """
+    model.eval()
+    device = next(model.parameters()).device
+    counts = AccuracyCounts()
+    ponder: list[float] = []
+    for batch in batches:
+        batch = batch.to(device)
+        tokens = generate(model, batch.src, max_new_tokens=batch.labels.shape[1] + 1)
+        counts.update(tokens, batch.labels, pad_id)
+        ponder_time = encoder_ponder_time(model, batch)
+        if ponder_time is not None:
+            ponder.append(ponder_time)
+    result = counts.as_dict()
+    if ponder:
+        result["encoder_ponder_time"] = sum(ponder) / len(ponder)
+    return result
+
+
+def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch) -> float | None:
+    """Mean encoder ponder time: a teacher-forced pass for ACT models; fixed-step models
+    take exactly ``num_steps`` (no pass needed); the LSTM has none."""
+    config = model.config
+    if getattr(config, "act", False):
+        return float(model(**batch.inputs()).halting["encoder"].ponder_cost)
+    encoder = getattr(model, "encoder", None)
+    return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None

@@ -12,8 +12,7 @@ from torch import Tensor, nn
 from ..config import ConfigError
 from ..data.algorithmic import BOS, EOS, PAD, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
 from ..data.batch import Seq2SeqBatch
-from ..evaluation.metrics import AccuracyCounts
-from ..generation import generate
+from ..evaluation.metrics import greedy_accuracy
 from .base import Task, TaskOptions
 
 
@@ -97,26 +96,13 @@ class AlgorithmicTask(Task):
         """
         if split not in self.lengths:
             raise ConfigError(f"unknown split {split!r}; the algorithmic task has validation and test")
-        model.eval()
-        device = next(model.parameters()).device
         result: dict[str, Any] = {}
         seq, char = [], []
         for length in self.lengths[split]:
-            counts = AccuracyCounts()
-            ponder: list[float] = []
-            for batch in self.eval_batches(split, length):
-                batch = batch.to(device)
-                tokens = generate(model, batch.src, max_new_tokens=batch.labels.shape[1] + 1)
-                counts.update(tokens, batch.labels, PAD)
-                ponder_time = _encoder_ponder_time(model, batch)
-                if ponder_time is not None:
-                    ponder.append(ponder_time)
-            result[f"len{length}/char_accuracy"] = counts.char_accuracy
-            result[f"len{length}/sequence_accuracy"] = counts.sequence_accuracy
-            if ponder:
-                result[f"len{length}/encoder_ponder_time"] = sum(ponder) / len(ponder)
-            seq.append(counts.sequence_accuracy)
-            char.append(counts.char_accuracy)
+            metrics = greedy_accuracy(model, self.eval_batches(split, length), PAD)
+            result.update({f"len{length}/{key}": value for key, value in metrics.items()})
+            seq.append(metrics["sequence_accuracy"])
+            char.append(metrics["char_accuracy"])
         result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
         return result
 
@@ -134,13 +120,3 @@ class AlgorithmicTask(Task):
 
     def decode_tokens(self, tokens: list[int]) -> str:
         return tokens_to_text(tokens)
-
-
-def _encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch) -> float | None:
-    """Mean encoder ponder time: a teacher-forced pass for ACT models; fixed-step models
-    take exactly ``num_steps`` (no pass needed); the LSTM has none."""
-    config = model.config
-    if getattr(config, "act", False):
-        return float(model(**batch.inputs()).halting["encoder"].ponder_cost)
-    encoder = getattr(model, "encoder", None)
-    return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None

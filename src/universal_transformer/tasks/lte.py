@@ -1,0 +1,164 @@
+"""Learning to Execute (the paper's Section 3.5, Tables 5-6): program evaluation (program,
+control, addition) and memorisation (copy, double, reverse), mix strategy, no curriculum."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..config import ConfigError
+from ..data.batch import Seq2SeqBatch
+from ..data.lte import (
+    BOS, EOS, MEMORISATION_TASKS, PAD, TASK_DEFAULTS, TASKS, VOCAB_SIZE, Example, LTEGenerator, example_tokens,
+    text_to_tokens, tokens_to_text,
+)
+from ..evaluation.metrics import greedy_accuracy
+from .base import Task, TaskOptions
+
+EVAL_SPLITS = ("validation", "test")
+
+
+@dataclass
+class LTEOptions(TaskOptions):
+    """``task`` (program/control/addition/copy/double/reverse); every example draws its
+    length from ``1..max_length`` and its nesting from ``1..max_nesting`` (the mix strategy);
+    a program's last operation is drawn from ``operations``, earlier ones from
+    ``operand_operations`` (names in :data:`..data.lte.OPERATIONS`). Left out (``null``),
+    these take the task's defaults (:data:`..data.lte.TASK_DEFAULTS`: the paper's length 5
+    and nesting 2, or length 55 for memorisation, which has no nesting or operations).
+    Validation and test hold ``validation_examples`` and ``test_examples`` examples of
+    their splits, drawn with ``eval_seed`` (not the training seed, so that runs of
+    different seeds are compared on the same examples), decoded in batches of ``eval_batch_size``."""
+
+    name = "lte"
+
+    task: str = "program"
+    max_length: int | None = None
+    max_nesting: int | None = None
+    operations: list[str] | None = None
+    operand_operations: list[str] | None = None
+    validation_examples: int = 500
+    test_examples: int = 1000
+    eval_batch_size: int = 100
+    eval_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.task not in TASKS:
+            raise ConfigError(f"task.task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        defaults = TASK_DEFAULTS[self.task]
+        if self.task in MEMORISATION_TASKS:
+            given = [k for k in ("max_nesting", "operations", "operand_operations") if getattr(self, k) is not None]
+            if given:
+                raise ConfigError(f"task.{', task.'.join(given)}: the memorisation task {self.task!r} has no programs")
+        else:
+            self.max_nesting = _positive("max_nesting", defaults["max_nesting"] if self.max_nesting is None else self.max_nesting)
+            for key in ("operations", "operand_operations"):
+                value = defaults[key] if getattr(self, key) is None else getattr(self, key)
+                if isinstance(value, str) or not isinstance(value, (list, tuple)):
+                    raise ConfigError(f"task.{key} must be a list of operation names, got {value!r}")
+                setattr(self, key, list(value))
+        self.max_length = _positive("max_length", defaults["max_length"] if self.max_length is None else self.max_length)
+        for key in ("validation_examples", "test_examples", "eval_batch_size"):
+            _positive(key, getattr(self, key))
+        if not isinstance(self.eval_seed, int) or isinstance(self.eval_seed, bool):
+            raise ConfigError(f"task.eval_seed must be an integer, got {self.eval_seed!r}")
+        try:
+            self.generator()
+        except ValueError as err:
+            raise ConfigError(f"task: {err}") from None
+
+    def generator(self) -> LTEGenerator:
+        """The example generator these options describe."""
+        return LTEGenerator(
+            self.task, self.max_length, self.max_nesting or 1, tuple(self.operations or ()), tuple(self.operand_operations or ())
+        )
+
+
+def _positive(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"task.{key} must be a positive integer, got {value!r}")
+    return value
+
+
+class LTETask(Task):
+    """Training batches hold training-split examples (others are drawn and discarded),
+    as many as fit ``batch_tokens`` padded (source + target + eos), from ``(seed, step)``."""
+
+    name = "lte"
+    options_class = LTEOptions
+    model_classes = ("UniversalTransformer", "LSTMSeq2Seq")
+    derived_model_fields = ("vocab_size", "pad_id", "bos_id", "eos_id")
+    options: LTEOptions
+
+    def __init__(self, options: LTEOptions | dict[str, Any], *, seed: int) -> None:
+        super().__init__(options, seed=seed)
+        self.generator = self.options.generator()
+        self._eval_sets: dict[str, list[Example]] = {}
+
+    def model_overrides(self) -> dict[str, Any]:
+        return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
+
+    def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> Seq2SeqBatch:
+        rng = random.Random(self.seed * 2**32 + step)
+        pairs: list[tuple[list[int], list[int]]] = []
+        longest_src = longest_tgt = 0
+        while len(pairs) < max_batch_size:
+            src, tgt = example_tokens(self.generator.sample_split(rng, "train"))
+            ls, lt = max(longest_src, len(src)), max(longest_tgt, len(tgt) + 1)
+            if pairs and (len(pairs) + 1) * (ls + lt) > batch_tokens:
+                break
+            pairs.append((src, tgt))
+            longest_src, longest_tgt = ls, lt
+        return Seq2SeqBatch.from_pairs(pairs, pad_id=PAD, bos_id=BOS, eos_id=EOS)
+
+    def examples(self, split: str) -> list[Example]:
+        """The fixed examples of ``split`` (validation or test), drawn from that split with ``eval_seed``.
+
+        Small lengths have few distinct programs, so a set may hold repeats, as the mix
+        distribution does.
+        """
+        if split not in EVAL_SPLITS:
+            raise ConfigError(f"unknown split {split!r}; the lte task evaluates on {' and '.join(EVAL_SPLITS)}")
+        if split not in self._eval_sets:
+            rng = random.Random(f"lte/{split}/{self.options.eval_seed}")
+            count = self.options.validation_examples if split == "validation" else self.options.test_examples
+            self._eval_sets[split] = [self.generator.sample_split(rng, split) for _ in range(count)]
+        return self._eval_sets[split]
+
+    def eval_batches(self, split: str) -> list[Seq2SeqBatch]:
+        """``split``'s examples sorted by length (less padding), in batches of ``eval_batch_size``."""
+        pairs = sorted((example_tokens(ex) for ex in self.examples(split)), key=lambda p: (len(p[0]), len(p[1])))
+        size = self.options.eval_batch_size
+        return [
+            Seq2SeqBatch.from_pairs(pairs[i : i + size], pad_id=PAD, bos_id=BOS, eos_id=EOS) for i in range(0, len(pairs), size)
+        ]
+
+    @torch.no_grad()
+    def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
+        """Greedy decoding from the programs alone: char and sequence accuracy (the paper's
+        Tables 5-6); ``score`` is the sequence accuracy, char accuracy breaking ties."""
+        result: dict[str, Any] = greedy_accuracy(model, self.eval_batches(split), PAD)
+        result["score"] = result["sequence_accuracy"] + 1e-3 * result["char_accuracy"]
+        return result
+
+    @classmethod
+    def report(cls, roots: dict[str, Path], *, length: int | None = None, ponder: bool = False, runs: bool = False) -> str:
+        """Per root (runs named TASK-MODEL): models x tasks, test char / seq accuracy."""
+        from ..evaluation.lte_report import lte_table
+
+        return "\n\n".join((f"{name}:\n\n" if len(roots) > 1 else "") + lte_table(root) for name, root in roots.items())
+
+    def encode_text(self, text: str) -> Tensor:
+        """A program as typed (lines separated by newlines or ``#``) or a digit string."""
+        source = "#".join(line.strip() for line in text.strip().splitlines() if line.strip())
+        if not source:
+            raise ValueError("the input is empty")
+        return torch.tensor([text_to_tokens(source)])
+
+    def decode_tokens(self, tokens: list[int]) -> str:
+        return tokens_to_text(tokens)
