@@ -8,6 +8,7 @@ from .config import ConfigError, LSTMConfig, UTConfig, load_config, transformer_
 from .generation import generate
 from .models import (
     LoadError,
+    LSTMLanguageModel,
     LSTMSeq2Seq,
     ModelOutput,
     UniversalTransformer,
@@ -19,7 +20,7 @@ from .models import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigError", "LSTMConfig", "LSTMSeq2Seq", "LoadError", "ModelOutput", "UTConfig",
+    "ConfigError", "LSTMConfig", "LSTMLanguageModel", "LSTMSeq2Seq", "LoadError", "ModelOutput", "UTConfig",
     "UTEncoderClassifier", "UTLanguageModel", "UniversalTransformer", "from_pretrained",
     "generate", "load_config", "transformer_config",
 ]

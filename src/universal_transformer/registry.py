@@ -16,7 +16,9 @@ from .config import ConfigError, ModelConfig
 from .models.base import MODEL_CLASSES as MODELS
 from .models.base import PretrainedModel
 from .tasks.algorithmic import AlgorithmicTask
+from .tasks.agreement import NumberPredictionTask
 from .tasks.babi import BabiTask
+from .tasks.lm import LMTask
 from .tasks.base import Task, TaskOptions
 from .tasks.lte import LTETask
 
@@ -24,6 +26,8 @@ TASKS: dict[str, type[Task]] = {
     AlgorithmicTask.name: AlgorithmicTask,
     BabiTask.name: BabiTask,
     LTETask.name: LTETask,
+    LMTask.name: LMTask,
+    NumberPredictionTask.name: NumberPredictionTask,
 }
 
 

@@ -124,4 +124,38 @@ class StoryBatch(Batch):
         return {"encoder": int(self.facts.ne(0).any(-1).sum()) + self.facts.shape[0]}
 
 
-__all__ = ["Batch", "Seq2SeqBatch", "StoryBatch"]
+@dataclass
+class LMBatch(Batch):
+    """Language modelling: ``tokens [B, L]`` and the next tokens ``labels [B, L]``;
+    ``ignore_index`` (the padding id) marks positions without a target."""
+
+    tokens: Tensor
+    labels: Tensor
+    ignore_index: int = 0
+    position_offset: Tensor | None = None
+
+    def inputs(self) -> dict[str, Tensor]:
+        return {"tokens": self.tokens}
+
+    def positions(self) -> dict[str, int]:
+        return {"decoder": int((self.tokens != self.ignore_index).sum())}
+
+
+@dataclass
+class SequenceClassificationBatch(Batch):
+    """One class per sequence: padded ``tokens [B, L]`` (padding id ``pad_id``) and ``labels [B]``."""
+
+    tokens: Tensor
+    labels: Tensor
+    pad_id: int = 0
+    ignore_index: int = -100
+    position_offset: Tensor | None = None
+
+    def inputs(self) -> dict[str, Tensor]:
+        return {"tokens": self.tokens}
+
+    def positions(self) -> dict[str, int]:
+        return {"encoder": int((self.tokens != self.pad_id).sum())}
+
+
+__all__ = ["Batch", "LMBatch", "Seq2SeqBatch", "SequenceClassificationBatch", "StoryBatch"]

@@ -1,4 +1,4 @@
-"""The LSTM encoder-decoder baseline with dot-product (Luong) attention."""
+"""The LSTM baselines: encoder-decoder with dot-product (Luong) attention, and a language model."""
 
 from __future__ import annotations
 
@@ -99,3 +99,74 @@ class LSTMSeq2Seq(PretrainedModel):
 
     def decode_step(self, tokens: Tensor, state: LSTMDecodingState) -> Tensor:
         return self._decode(tokens, state)
+
+
+@dataclass
+class LSTMLMState:
+    """Incremental decoding state of :class:`LSTMLanguageModel`: the LSTM's ``(h, c)``, or None before the first token."""
+
+    hidden: tuple[Tensor, Tensor] | None = None
+
+    def reorder(self, index: Tensor) -> None:
+        if self.hidden is not None:
+            self.hidden = tuple(h.index_select(1, index) for h in self.hidden)  # type: ignore[assignment]
+
+
+class LSTMLanguageModel(PretrainedModel):
+    """A multi-layer LSTM language model (embedding, LSTM, tied softmax; dropout between, as
+    Zaremba et al. 2014): the baseline of the language-modelling tasks.
+
+    Same interface as :class:`~universal_transformer.models.transformer.UTLanguageModel`:
+    ``forward(tokens, labels)``, ``prefill``/``decode_step``. ``position_offset`` is
+    accepted and ignored (an LSTM has no position signal); ``bidirectional_encoder`` of
+    :class:`LSTMConfig` does not apply. Right padding needs no mask: a position's output
+    only depends on the positions before it.
+    """
+
+    config_class = LSTMConfig
+    config: LSTMConfig
+
+    def __init__(self, config: LSTMConfig) -> None:
+        super().__init__()
+        self.config = config
+        d = config.d_model
+        self.embed = TokenEmbedding(config.vocab_size, d, scale=False)
+        self.lstm = nn.LSTM(d, d, config.num_layers, batch_first=True, dropout=config.dropout if config.num_layers > 1 else 0.0)
+        self.dropout = nn.Dropout(config.dropout)
+        self.output = None if config.tie_embeddings else nn.Linear(d, config.vocab_size, bias=False)
+
+    @property
+    def ignore_index(self) -> int:
+        return self.config.pad_id
+
+    def forward(
+        self,
+        tokens: Tensor,
+        labels: Tensor | None = None,
+        *,
+        cache: LSTMLMState | None = None,
+        label_smoothing: float = 0.0,
+        position_offset: Tensor | None = None,
+    ) -> ModelOutput:
+        """``labels`` are the next tokens, ``pad_id`` where ignored; ``cache`` carries the state between calls."""
+        out, hidden = self.lstm(self.dropout(self.embed(tokens)), cache.hidden if cache is not None else None)
+        if cache is not None:
+            cache.hidden = hidden
+        h = self.dropout(out)
+        logits = self.output(h) if self.output is not None else self.embed.logits(h)
+        output = ModelOutput(logits, ponder_cost=logits.new_zeros(()))
+        if labels is not None:
+            terms = compute_loss(logits, labels, {}, ignore_index=self.ignore_index, label_smoothing=label_smoothing)
+            output.task_loss = output.loss = terms.loss
+        return output
+
+    def start_decoding(self) -> LSTMLMState:
+        return LSTMLMState()
+
+    def decode_step(self, tokens: Tensor, state: LSTMLMState) -> Tensor:
+        return self(tokens, cache=state).logits
+
+    def prefill(self, prompt: Tensor) -> tuple[LSTMLMState, Tensor]:
+        """Run the prompt ``[B, n]`` through once; returns the state and next-token logits."""
+        state = self.start_decoding()
+        return state, self.decode_step(prompt, state)[:, -1]

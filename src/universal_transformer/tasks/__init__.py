@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from .agreement import NumberPredictionOptions, NumberPredictionTask
 from .algorithmic import AlgorithmicOptions, AlgorithmicTask
 from .babi import BabiOptions, BabiTask
 from .base import Batch, Task, TaskOptions
+from .lm import LMOptions, LMTask
 
-__all__ = ["AlgorithmicOptions", "AlgorithmicTask", "BabiOptions", "BabiTask", "Batch", "Task", "TaskOptions"]
+__all__ = [
+    "AlgorithmicOptions", "AlgorithmicTask", "BabiOptions", "BabiTask", "Batch", "LMOptions", "LMTask",
+    "NumberPredictionOptions", "NumberPredictionTask", "Task", "TaskOptions",
+]

@@ -1,0 +1,168 @@
+"""Subject-verb agreement data (Linzen, Dupoux & Goldberg 2016; Gulordava et al. 2018).
+
+Two kinds of files:
+
+* **Ranking sets** for language models (the colorlessgreenRNNs layout): line-aligned
+  ``NAME.text`` (the sentence, tokenised) and ``NAME.gold`` (where the verb is, its
+  correct and its wrong form), optionally ``NAME.tab``.
+
+  - Linzen et al.'s filtered test set (``linzen_testset/subj_agr_filtered.*``): ``.gold``
+    has 4 tab-separated columns: verb index in the sentence (from 0), correct form,
+    wrong form, number of attractors.
+  - Gulordava et al.'s set (``English/generated.*``): ``.gold`` has 12 columns; the 4th
+    is the verb index, the 7th and 8th the correct and the wrong form. The number of
+    attractors and whether a sentence is ``original`` or ``generated`` (nonce) are in
+    ``.tab``: a header line, then two rows per sentence (the correct form's, then the
+    wrong form's) with ``n_attr`` and ``type`` columns.
+
+  The words before the verb index are the prefix the language model reads.
+
+* **Number prediction** (``rnn_agr_simple``: ``numpred.*``): ``VBZ`` or ``VBP``, a tab,
+  and the sentence up to (not including) the verb. ``VBZ`` = singular, ``VBP`` = plural.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from .text import TextFormatError, read_lines
+
+NUMBER_LABELS = ("VBZ", "VBP")  # singular, plural: the class ids 0 and 1
+
+
+@dataclass
+class AgreementItem:
+    """One sentence of a ranking set: the ``prefix`` before the verb and the two verb forms."""
+
+    prefix: list[str]
+    correct: str
+    wrong: str
+    attractors: int | None = None
+    kind: str | None = None  # Gulordava et al.: "original" or "generated"
+    line: int = 0
+
+
+def agreement_paths(path: str | Path) -> tuple[Path, Path, Path | None]:
+    """``(NAME.text, NAME.gold, NAME.tab or None)`` for ``NAME`` or any of its files."""
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix in (".text", ".gold", ".tab", ".eval") else path
+    text, gold, tab = (stem.with_name(stem.name + ext) for ext in (".text", ".gold", ".tab"))
+    for needed in (text, gold):
+        if not needed.is_file():
+            raise TextFormatError(f"{needed}: file not found (an agreement set is NAME.text + NAME.gold)")
+    return text, gold, tab if tab.is_file() else None
+
+
+def _int(value: str, where: str, what: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise TextFormatError(f"{where}: {what} must be an integer, got {value!r}") from None
+    if number < 0:
+        raise TextFormatError(f"{where}: {what} must be >= 0, got {number}")
+    return number
+
+
+def read_agreement(path: str | Path, *, lowercase: bool = False) -> list[AgreementItem]:
+    """The items of a ranking set (Linzen's 4-column or Gulordava's 12-column ``.gold``)."""
+    text_path, gold_path, tab_path = agreement_paths(path)
+    sentences = [words for _, words in read_lines(text_path)]
+    golds = list(read_lines(gold_path))
+    if len(sentences) != len(golds):
+        raise TextFormatError(f"{gold_path}: {len(golds)} lines, but {text_path} has {len(sentences)}; they must be line-aligned")
+    items = []
+    for (lineno, gold), sentence in zip(golds, sentences):
+        where = f"{gold_path}:{lineno}"
+        fields = gold.split("\t")
+        if len(fields) == 4:
+            index, correct, wrong, attractors = fields[0], fields[1], fields[2], _int(fields[3], where, "the number of attractors")
+        elif len(fields) == 12:
+            index, correct, wrong, attractors = fields[3], fields[6], fields[7], None
+        else:
+            raise TextFormatError(
+                f"{where}: expected 4 tab-separated columns (index, correct, wrong, attractors) "
+                f"or Gulordava et al.'s 12, got {len(fields)}"
+            )
+        words = (sentence.lower() if lowercase else sentence).split()
+        position = _int(index, where, "the verb index")
+        if position >= len(words):
+            raise TextFormatError(f"{where}: verb index {position} is past the end of {text_path}:{lineno} ({len(words)} words)")
+        if not correct.strip() or not wrong.strip():
+            raise TextFormatError(f"{where}: empty verb form")
+        if lowercase:
+            correct, wrong = correct.lower(), wrong.lower()
+        items.append(AgreementItem(words[:position], correct.strip(), wrong.strip(), attractors, None, lineno))
+    if not items:
+        raise TextFormatError(f"{gold_path}: no items found")
+    if tab_path is not None:
+        _add_tab_columns(items, tab_path, lowercase=lowercase)
+    return items
+
+
+def _add_tab_columns(items: list[AgreementItem], tab_path: Path, *, lowercase: bool) -> None:
+    """Attractor counts and original/generated from Gulordava et al.'s ``.tab`` (two rows per item)."""
+    rows = list(csv.reader((line for _, line in read_lines(tab_path)), delimiter="\t"))
+    if not rows:
+        raise TextFormatError(f"{tab_path}: empty file")
+    header = rows[0]
+    missing = [c for c in ("form", "n_attr", "type") if c not in header]
+    if missing:
+        raise TextFormatError(f"{tab_path}:1: the header lacks column(s) {', '.join(missing)}")
+    col = {name: header.index(name) for name in ("form", "n_attr", "type")}
+    if len(rows) - 1 != 2 * len(items):
+        raise TextFormatError(f"{tab_path}: {len(rows) - 1} rows, expected 2 per sentence ({2 * len(items)})")
+    for i, item in enumerate(items):
+        lineno = 2 + 2 * i
+        good, bad = rows[1 + 2 * i], rows[2 + 2 * i]
+        for row, offset in ((good, 0), (bad, 1)):
+            if len(row) != len(header):
+                raise TextFormatError(f"{tab_path}:{lineno + offset}: {len(row)} columns, the header has {len(header)}")
+        forms = tuple(r[col["form"]].lower() if lowercase else r[col["form"]] for r in (good, bad))
+        if forms != (item.correct, item.wrong):
+            raise TextFormatError(
+                f"{tab_path}:{lineno}: forms {forms} do not match line {item.line} of the .gold file "
+                f"({item.correct!r}, {item.wrong!r})"
+            )
+        item.attractors = _int(good[col["n_attr"]], f"{tab_path}:{lineno}", "n_attr")
+        item.kind = good[col["type"]]
+
+
+@dataclass
+class NumberExample:
+    """``label`` (``VBZ`` singular or ``VBP`` plural) of the verb that follows ``prefix``."""
+
+    label: str
+    prefix: list[str]
+    line: int = 0
+
+    @property
+    def label_id(self) -> int:
+        return NUMBER_LABELS.index(self.label)
+
+
+def read_number_prediction(path: str | Path, *, lowercase: bool = False) -> list[NumberExample]:
+    """A ``numpred.*`` file: ``VBZ|VBP<TAB>sentence prefix`` per line."""
+    examples = []
+    for lineno, line in read_lines(path):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        label, tab, prefix = line.partition("\t")
+        if not tab:
+            raise TextFormatError(f"{where}: expected 'VBZ|VBP<TAB>prefix', found no tab")
+        if label not in NUMBER_LABELS:
+            raise TextFormatError(f"{where}: label must be VBZ or VBP, got {label!r}")
+        words = (prefix.lower() if lowercase else prefix).split()
+        if not words:
+            raise TextFormatError(f"{where}: empty prefix")
+        examples.append(NumberExample(label, words, lineno))
+    if not examples:
+        raise TextFormatError(f"{path}: no examples found")
+    return examples
+
+
+__all__ = [
+    "NUMBER_LABELS", "AgreementItem", "NumberExample", "agreement_paths", "read_agreement", "read_number_prediction",
+]
