@@ -18,10 +18,12 @@ from .models.base import PretrainedModel
 from .tasks.algorithmic import AlgorithmicTask
 from .tasks.babi import BabiTask
 from .tasks.base import Task, TaskOptions
+from .tasks.translation import TranslationTask
 
 TASKS: dict[str, type[Task]] = {
     AlgorithmicTask.name: AlgorithmicTask,
     BabiTask.name: BabiTask,
+    TranslationTask.name: TranslationTask,
 }
 
 

@@ -70,14 +70,4 @@ def make_example(task: str, length: int, generator: torch.Generator) -> tuple[li
 
 def collate(pairs: list[tuple[list[int], list[int]]]) -> Seq2SeqBatch:
     """Pad a list of (source, target) token lists into a batch."""
-    b = len(pairs)
-    ls = max(len(s) for s, _ in pairs)
-    lt = max(len(t) for _, t in pairs) + 1
-    src = torch.full((b, ls), PAD, dtype=torch.long)
-    tgt_in = torch.full((b, lt), PAD, dtype=torch.long)
-    labels = torch.full((b, lt), PAD, dtype=torch.long)
-    for i, (s, t) in enumerate(pairs):
-        src[i, : len(s)] = torch.tensor(s)
-        tgt_in[i, : len(t) + 1] = torch.tensor([BOS, *t])
-        labels[i, : len(t) + 1] = torch.tensor([*t, EOS])
-    return Seq2SeqBatch(src, tgt_in, labels, ignore_index=PAD)
+    return Seq2SeqBatch.from_pairs(pairs, pad_id=PAD, bos_id=BOS, eos_id=EOS)

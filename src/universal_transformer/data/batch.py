@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch import Tensor
@@ -80,6 +80,24 @@ class Seq2SeqBatch(Batch):
     labels: Tensor
     ignore_index: int = 0
     position_offset: Tensor | None = None
+
+    @classmethod
+    def from_pairs(
+        cls, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], *, pad_id: int, bos_id: int, eos_id: int
+    ) -> "Seq2SeqBatch":
+        """Pad (source, target) token lists: ``src`` as given, ``tgt_in`` = bos + target,
+        ``labels`` = target + eos."""
+        b = len(pairs)
+        ls = max(len(s) for s, _ in pairs)
+        lt = max(len(t) for _, t in pairs) + 1
+        src = torch.full((b, ls), pad_id, dtype=torch.long)
+        tgt_in = torch.full((b, lt), pad_id, dtype=torch.long)
+        labels = torch.full((b, lt), pad_id, dtype=torch.long)
+        for i, (s, t) in enumerate(pairs):
+            src[i, : len(s)] = torch.tensor(list(s), dtype=torch.long)
+            tgt_in[i, : len(t) + 1] = torch.tensor([bos_id, *t], dtype=torch.long)
+            labels[i, : len(t) + 1] = torch.tensor([*t, eos_id], dtype=torch.long)
+        return cls(src, tgt_in, labels, ignore_index=pad_id)
 
     def inputs(self) -> dict[str, Tensor]:
         return {"src": self.src, "tgt_in": self.tgt_in}
