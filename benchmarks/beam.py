@@ -11,8 +11,10 @@ max_new_tokens=N, stop_at_eos=False, eos_id=-1)`` on the same ``--batch`` rows, 
 bookkeeping: top-k, cache reordering, finished lists).
 
 Models: ``UTLanguageModel`` (prompt of ``--prompt`` tokens) and ``UniversalTransformer``
-(source of ``--source`` tokens), fixed T steps, eval mode. Goal (issue): cached >= 8x
-faster than uncached for beam 4 over 100 tokens.
+(source of ``--source`` tokens), fixed T steps, eval mode; or, with ``--config``, the
+model of an experiment config (e.g. ``configs/mt/ut.yaml``, a translation model) with a
+``--vocab`` vocabulary. Goal (issue): cached >= 8x faster than uncached for beam 4 over
+100 tokens.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import timing
 from universal_transformer.config import UTConfig
 from universal_transformer.generation import UncachedDecoder, beam_search, generate
 from universal_transformer.models.transformer import UniversalTransformer, UTLanguageModel
+from universal_transformer.training.config import load_experiment
 
 GOAL = 8.0
 
@@ -37,16 +40,23 @@ def main() -> None:
     p.add_argument("--prompt", type=int, default=8, help="LM prompt length")
     p.add_argument("--source", type=int, default=16, help="encoder-decoder source length")
     p.add_argument("--models", default="lm,encdec", help="comma list of: lm, encdec")
+    p.add_argument("--config", default=None, metavar="YAML",
+                   help="time the model of this experiment config (its sizes replace --d-model/--heads/--d-ff/--steps)")
     args = p.parse_args()
     if args.quick:
         args.tokens, args.warmup_tokens, args.d_model, args.d_ff, args.steps = 24, 8, 64, 256, 2
         args.reps, args.warmup = 3, 1
     info = timing.setup(args)
-    d, h, ff, T, B, N, K = args.d_model, args.heads, args.d_ff, args.steps, args.batch, args.tokens, args.beam
-    print(f"config: d={d} heads={h} d_ff={ff} T={T} B={B} beam={K} vocab={args.vocab} tokens={N} "
+    B, N, K = args.batch, args.tokens, args.beam
+    max_position = max(1024, args.prompt + N + 2)
+    if args.config:
+        cfg = load_experiment(args.config).model.replace(vocab_size=args.vocab, max_position=max_position)
+    else:
+        cfg = UTConfig(vocab_size=args.vocab, d_model=args.d_model, num_heads=args.heads, d_ff=args.d_ff,
+                       num_steps=args.steps, max_position=max_position)
+    print(f"config: {args.config or 'UTConfig'}: d={cfg.d_model} heads={cfg.num_heads} d_ff={cfg.d_ff} "
+          f"T={cfg.num_steps} shared={cfg.share_weights} act={cfg.act} B={B} beam={K} vocab={args.vocab} tokens={N} "
           f"LM prompt={args.prompt} source={args.source}")
-    cfg = UTConfig(vocab_size=args.vocab, d_model=d, num_heads=h, d_ff=ff, num_steps=T,
-                   max_position=max(1024, args.prompt + N + 2))
 
     summary, payload = [], {"machine": info, "args": vars(args), "medians": {}}
     for kind in args.models.split(","):

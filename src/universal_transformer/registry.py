@@ -21,6 +21,7 @@ from .tasks.babi import BabiTask
 from .tasks.lm import LMTask
 from .tasks.base import Task, TaskOptions
 from .tasks.lte import LTETask
+from .tasks.translation import TranslationTask
 
 TASKS: dict[str, type[Task]] = {
     AlgorithmicTask.name: AlgorithmicTask,
@@ -28,6 +29,7 @@ TASKS: dict[str, type[Task]] = {
     LTETask.name: LTETask,
     LMTask.name: LMTask,
     NumberPredictionTask.name: NumberPredictionTask,
+    TranslationTask.name: TranslationTask,
 }
 
 

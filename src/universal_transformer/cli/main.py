@@ -12,17 +12,20 @@ from .demo import add_demo_parser
 from .experiments import add_experiment_parsers
 from .report import add_report_parser
 from .run import add_run_parsers
+from .translation import add_translation_parsers
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ut", description="Universal Transformer: train, evaluate and run models "
-        "(train / eval / generate / sweep / report / plot, for every task; demo: the README's example)."
+        "(train / eval / generate / sweep / report / plot, for every task; translate / average / tokenizer for "
+        "machine translation; demo: the README's example)."
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_parsers(commands)
     add_experiment_parsers(commands)
     add_report_parser(commands)
+    add_translation_parsers(commands)
     add_demo_parser(commands)
     return parser
 

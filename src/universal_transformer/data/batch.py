@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch import Tensor
@@ -82,8 +82,11 @@ class Seq2SeqBatch(Batch):
     position_offset: Tensor | None = None
 
     @classmethod
-    def from_pairs(cls, pairs: list[tuple[list[int], list[int]]], *, pad_id: int, bos_id: int, eos_id: int) -> "Seq2SeqBatch":
-        """Pad (source, target) token lists into a batch: ``tgt_in`` = bos + target, ``labels`` = target + eos."""
+    def from_pairs(
+        cls, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], *, pad_id: int, bos_id: int, eos_id: int
+    ) -> "Seq2SeqBatch":
+        """Pad (source, target) token lists: ``src`` as given, ``tgt_in`` = bos + target,
+        ``labels`` = target + eos."""
         if not pairs:
             raise ValueError("cannot make a batch of no examples")
         b = len(pairs)
@@ -93,9 +96,9 @@ class Seq2SeqBatch(Batch):
         tgt_in = torch.full((b, lt), pad_id, dtype=torch.long)
         labels = torch.full((b, lt), pad_id, dtype=torch.long)
         for i, (s, t) in enumerate(pairs):
-            src[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-            tgt_in[i, : len(t) + 1] = torch.tensor([bos_id, *t])
-            labels[i, : len(t) + 1] = torch.tensor([*t, eos_id])
+            src[i, : len(s)] = torch.tensor(list(s), dtype=torch.long)
+            tgt_in[i, : len(t) + 1] = torch.tensor([bos_id, *t], dtype=torch.long)
+            labels[i, : len(t) + 1] = torch.tensor([*t, eos_id], dtype=torch.long)
         return cls(src, tgt_in, labels, ignore_index=pad_id)
 
     def inputs(self) -> dict[str, Tensor]:
