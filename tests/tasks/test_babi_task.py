@@ -163,3 +163,24 @@ def test_story_model_shared_question_encoder_embeds_the_question_like_a_fact():
 def test_validation_needs_a_story_and_so_does_training(fraction, held):
     with pytest.raises(ConfigError, match=f"holds out {held} of the 200 stories of .*qa1_.*; validation and training each need"):
         BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": 1, "validation_fraction": fraction}, seed=0)
+
+
+@needs_data
+def test_batches_drop_unused_fact_slots_and_the_model_computes_the_same():
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 3], "memory_size": 130}, seed=0)
+    data = task.splits["train"]
+    index = torch.arange(0, 64)
+    batch = data.batch(index)
+    full_slots = data.facts.shape[1]
+    assert batch.facts.shape[1] < full_slots  # these stories are shorter than the memory
+    assert bool(batch.facts.ne(0).any(-1).any(0)[0])  # the first kept slot is used by some story
+    assert torch.equal(batch.position_offset, torch.full((64,), full_slots - batch.facts.shape[1]))
+    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=3,
+                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
+    model = UTStoryQA(cfg).eval()
+    with torch.no_grad():
+        trimmed = model(**batch.model_inputs())
+        full = model(data.facts[index], data.question[index])
+    torch.testing.assert_close(trimmed.logits, full.logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(trimmed.ponder_cost, full.ponder_cost, atol=1e-6, rtol=0)

@@ -43,6 +43,9 @@ class Batch(ABC):
         return inputs
 
     def with_position_offset(self, offset: Tensor | None) -> "Batch":
+        """The batch with its positions shifted by ``offset [B]`` more (offsets add up)."""
+        if offset is not None and self.position_offset is not None:
+            offset = self.position_offset + offset
         return replace(self, position_offset=offset)  # type: ignore[type-var]
 
     def select(self, rows: slice) -> "Batch":

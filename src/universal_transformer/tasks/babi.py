@@ -31,7 +31,18 @@ class EncodedSplit:
         return self.labels.shape[0]
 
     def batch(self, index: Tensor) -> StoryBatch:
-        return StoryBatch(self.facts[index], self.question[index], self.labels[index])
+        """The stories ``index``, without the leading fact slots that none of them uses.
+
+        Stories are right-aligned (the newest fact next to the question), so dropping
+        those slots and starting the positions at their count gives every fact the
+        position it has in the full memory: the model computes the same thing, on a
+        sequence as long as the batch's longest story rather than ``memory_size``.
+        """
+        facts = self.facts[index]
+        used = facts.ne(0).any(-1).any(0)
+        first = int(used.int().argmax()) if bool(used.any()) else facts.shape[1]
+        offset = torch.full((facts.shape[0],), first, dtype=torch.long) if first else None
+        return StoryBatch(facts[:, first:], self.question[index], self.labels[index], position_offset=offset)
 
 
 def parse_tasks(value: Any) -> list[int]:
