@@ -1,4 +1,4 @@
-"""The algorithmic tasks of SPEC section 3 (Copy, Reverse, Addition), generated from a seed.
+"""The algorithmic tasks of the paper's section 3.4 (Copy, Reverse, Addition), generated from a seed.
 
 Tokens: ``0`` padding, ``1`` begin-of-sequence, ``2`` end-of-sequence, ``3..12`` the digits
 0-9, ``13`` the ``+`` separating Addition's operands. Sources carry no special tokens;
@@ -63,7 +63,7 @@ def text_to_tokens(text: str) -> list[int]:
     """Parse ``"123"`` or ``"12+34"`` into source tokens; rejects any other character."""
     tokens = []
     for i, ch in enumerate(text):
-        if ch.isdigit():
+        if ch in "0123456789":  # not str.isdigit(): it also accepts other scripts' digits and "²"
             tokens.append(DIGIT0 + int(ch))
         elif ch == "+":
             tokens.append(PLUS)
@@ -72,12 +72,16 @@ def text_to_tokens(text: str) -> list[int]:
     return tokens
 
 
-def make_example(task: str, length: int, generator: torch.Generator) -> tuple[list[int], list[int]]:
+def make_example(
+    task: str, length: int, generator: torch.Generator, *, little_endian: bool = False
+) -> tuple[list[int], list[int]]:
     """One (source, target) pair of token lists; ``length`` counts source digits.
 
-    Addition: two numbers of ``length // 2`` digits each (most significant first, leading
-    zeros allowed, as in Kaiser & Sutskever 2016), separated by ``+``; the target is the
-    sum, written with the same number of digits plus one for the carry.
+    Addition: two numbers of ``length // 2`` digits each (leading zeros allowed, as in
+    Kaiser & Sutskever 2016), separated by ``+``; the target is the sum, written with
+    the same number of digits plus one for the carry. Digits go most significant first,
+    or least significant first with ``little_endian`` (the Neural GPU's order, in which
+    a carry travels in the direction of reading). Copy and Reverse ignore it.
     """
     if task == "copy" or task == "reverse":
         digits = torch.randint(0, 10, (length,), generator=generator).tolist()
@@ -89,6 +93,8 @@ def make_example(task: str, length: int, generator: torch.Generator) -> tuple[li
         b = torch.randint(0, 10, (half,), generator=generator).tolist()
         total = int("".join(map(str, a))) + int("".join(map(str, b)))
         target = [int(c) for c in str(total).zfill(half + 1)]
+        if little_endian:  # the same numbers, written the other way round
+            a, b, target = a[::-1], b[::-1], target[::-1]
         return digits_to_tokens(a) + [PLUS] + digits_to_tokens(b), digits_to_tokens(target)
     raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
 
