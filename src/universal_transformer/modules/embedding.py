@@ -22,7 +22,8 @@ def sinusoid(index: Tensor, d_model: int, dtype: torch.dtype | None = None) -> T
 class CoordinateEmbedding(nn.Module):
     """``P^t[i] = position(i) + timestep(t)`` (eq. 6-7), added to the state at every step.
 
-    Positions count from 0, timesteps from 1 (as in the paper). Either signal may be
+    Positions count from 0 (as in tensor2tensor; eq. 6-7 start them at 1), timesteps from 1
+    (as eq. 6-7; tensor2tensor starts them at 0). Either signal may be
     ``"sinusoid"`` (fixed, default), ``"learned"`` or ``"none"``. Both are additive, which the
     ACT loop relies on: the timestep part is one vector per step, shared by all positions.
     """
