@@ -16,7 +16,7 @@ from universal_transformer.tasks.algorithmic import AlgorithmicTask
 
 
 def _task(**options) -> AlgorithmicTask:
-    return AlgorithmicTask({"task": "copy", **options}, seed=options.pop("seed", 0))
+    return AlgorithmicTask({"task": "copy", **options}, seed=0)
 
 
 def _same(a: Seq2SeqBatch, b: Seq2SeqBatch) -> bool:
