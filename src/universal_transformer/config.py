@@ -32,7 +32,7 @@ class ConfigError(ValueError):
 
 _CHOICES = {
     "norm": ("post", "pre"),
-    "transition": ("fc", "sepconv"),
+    "transition": ("fc", "sepconv", "sepconv_t2t"),
     "timestep_embedding": ("sinusoid", "learned", "none"),
     "position_embedding": ("sinusoid", "learned", "none"),
     "act_type": ("basic", "accumulated", "global", "random"),

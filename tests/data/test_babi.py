@@ -61,6 +61,56 @@ def test_broken_files_name_file_line_and_problem(tmp_path, text, line, message):
         read_babi(path)
 
 
+def _parsed(examples):
+    return [(ex.facts, ex.question, ex.answer, ex.supporting, ex.story) for ex in examples]
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: text.encode("utf-8-sig"),  # byte-order mark
+        lambda text: text.replace("\n", "\r\n").encode(),  # Windows line ends
+        lambda text: text.replace("\n", "\r").encode(),  # old Mac line ends
+        lambda text: b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode(),  # both
+    ],
+    ids=["bom", "crlf", "cr", "bom+crlf"],
+)
+def test_byte_order_mark_and_line_ends_read_like_plain_text(tmp_path, encode):
+    plain, other = tmp_path / "plain.txt", tmp_path / "other.txt"
+    plain.write_bytes(STORY.encode())
+    other.write_bytes(encode(STORY))
+    assert _parsed(read_babi(other)) == _parsed(read_babi(plain))
+
+
+def test_crlf_files_report_the_right_line(tmp_path):
+    path = tmp_path / "broken.txt"
+    path.write_bytes(b"\xef\xbb\xbf1 Mary moved.\r\n\r\n2 Where is Mary?\tbathroom\t9\r\n")
+    with pytest.raises(BabiFormatError, match=r"broken.txt:3: supporting fact id '9'"):
+        read_babi(path)
+
+
+@pytest.mark.parametrize(
+    "data, line, byte, column",
+    [
+        (b"1 Mary moved to the caf\xe9.\n2 Where is Mary?\tcafe\t1\n", 1, "e9", 24),  # Latin-1, not UTF-8
+        ("1 Mary moved.\r\n2 Mary went.\r\n".encode() + b"3 Where is Mary?\t\xff\t2\r\n", 3, "ff", 18),
+    ],
+)
+def test_undecodable_bytes_name_file_line_and_byte(tmp_path, data, line, byte, column):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(data)
+    with pytest.raises(BabiFormatError, match=rf"latin1.txt:{line}: not UTF-8 text \(byte 0x{byte} at column {column}\)"):
+        read_babi(path)
+
+
+@pytest.mark.parametrize("text", ["\u00b2 Mary moved.\n", "1 Mary moved.\n2 Where is Mary?\tbathroom\t\u00b9\n"])
+def test_non_ascii_digits_are_a_format_error(tmp_path, text):
+    path = tmp_path / "digits.txt"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BabiFormatError, match="digits.txt:"):
+        read_babi(path)
+
+
 def test_missing_and_empty_files(tmp_path):
     with pytest.raises(BabiFormatError, match="file not found"):
         read_babi(tmp_path / "nope.txt")

@@ -38,7 +38,7 @@ def text_to_tokens(text: str) -> list[int]:
     """Parse ``"123"`` or ``"12+34"`` into source tokens; rejects any other character."""
     tokens = []
     for i, ch in enumerate(text):
-        if ch.isdigit():
+        if ch in "0123456789":  # not str.isdigit(): it also accepts other scripts' digits and "²"
             tokens.append(DIGIT0 + int(ch))
         elif ch == "+":
             tokens.append(PLUS)
@@ -47,12 +47,16 @@ def text_to_tokens(text: str) -> list[int]:
     return tokens
 
 
-def make_example(task: str, length: int, generator: torch.Generator) -> tuple[list[int], list[int]]:
+def make_example(
+    task: str, length: int, generator: torch.Generator, *, little_endian: bool = False
+) -> tuple[list[int], list[int]]:
     """One (source, target) pair of token lists; ``length`` counts source digits.
 
-    Addition: two numbers of ``length // 2`` digits each (most significant first, leading
-    zeros allowed, as in Kaiser & Sutskever 2016), separated by ``+``; the target is the
-    sum, written with the same number of digits plus one for the carry.
+    Addition: two numbers of ``length // 2`` digits each (leading zeros allowed, as in
+    Kaiser & Sutskever 2016), separated by ``+``; the target is the sum, written with
+    the same number of digits plus one for the carry. Digits go most significant first,
+    or least significant first with ``little_endian`` (the Neural GPU's order, in which
+    a carry travels in the direction of reading). Copy and Reverse ignore it.
     """
     if task == "copy" or task == "reverse":
         digits = torch.randint(0, 10, (length,), generator=generator).tolist()
@@ -64,6 +68,8 @@ def make_example(task: str, length: int, generator: torch.Generator) -> tuple[li
         b = torch.randint(0, 10, (half,), generator=generator).tolist()
         total = int("".join(map(str, a))) + int("".join(map(str, b)))
         target = [int(c) for c in str(total).zfill(half + 1)]
+        if little_endian:  # the same numbers, written the other way round
+            a, b, target = a[::-1], b[::-1], target[::-1]
         return digits_to_tokens(a) + [PLUS] + digits_to_tokens(b), digits_to_tokens(target)
     raise ValueError(f"unknown task {task!r}; choose from {', '.join(TASKS)}")
 

@@ -3,7 +3,7 @@
 Format: numbered lines; the number restarts at 1 with each new story. A fact is
 ``ID sentence.``; a question is ``ID question?<TAB>answer<TAB>supporting fact IDs``.
 Answers of tasks 8 and 19 are comma-separated lists; they are kept as one answer
-string (one class), as SPEC section 3 allows.
+string (one class). The paper (section 3.1) does not say how it scored them.
 """
 
 from __future__ import annotations
@@ -46,43 +46,63 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
     fact_index: dict[int, int] = {}  # line id -> index in facts
     previous_id = 0
     story = -1
-    with open(path, encoding="utf-8") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            line = raw.rstrip("\n").rstrip("\r")
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            number, _, text = line.partition(" ")
-            if not number.isdigit() or not text.strip():
-                raise BabiFormatError(f"{where}: expected 'ID text', got {line[:60]!r}")
-            line_id = int(number)
-            if line_id == 1:
-                facts, fact_index = [], {}
-                story += 1
-            elif line_id != previous_id + 1:
-                raise BabiFormatError(f"{where}: line id {line_id} follows {previous_id} (ids count up from 1 in a story)")
-            previous_id = line_id
-            if "\t" not in text:
-                fact_index[line_id] = len(facts)
-                facts.append(tokenize(text))
-                continue
-            parts = text.split("\t")
-            if len(parts) != 3:
-                raise BabiFormatError(
-                    f"{where}: a question line needs 'question<TAB>answer<TAB>supporting ids', got {len(parts)} tab-separated fields"
-                )
-            question, answer, support = (p.strip() for p in parts)
-            if not answer:
-                raise BabiFormatError(f"{where}: empty answer")
-            supporting = []
-            for token in support.split():
-                if not token.isdigit() or int(token) not in fact_index:
-                    raise BabiFormatError(f"{where}: supporting fact id {token!r} is not a fact line of this story")
-                supporting.append(fact_index[int(token)])
-            examples.append(BabiExample([list(f) for f in facts], tokenize(question), answer.lower(), supporting, task, story))
+    for lineno, line in enumerate(_text_lines(path), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        number, _, text = line.partition(" ")
+        if not _is_number(number) or not text.strip():
+            raise BabiFormatError(f"{where}: expected 'ID text', got {line[:60]!r}")
+        line_id = int(number)
+        if line_id == 1:
+            facts, fact_index = [], {}
+            story += 1
+        elif line_id != previous_id + 1:
+            raise BabiFormatError(f"{where}: line id {line_id} follows {previous_id} (ids count up from 1 in a story)")
+        previous_id = line_id
+        if "\t" not in text:
+            fact_index[line_id] = len(facts)
+            facts.append(tokenize(text))
+            continue
+        parts = text.split("\t")
+        if len(parts) != 3:
+            raise BabiFormatError(
+                f"{where}: a question line needs 'question<TAB>answer<TAB>supporting ids', got {len(parts)} tab-separated fields"
+            )
+        question, answer, support = (p.strip() for p in parts)
+        if not answer:
+            raise BabiFormatError(f"{where}: empty answer")
+        supporting = []
+        for token in support.split():
+            if not _is_number(token) or int(token) not in fact_index:
+                raise BabiFormatError(f"{where}: supporting fact id {token!r} is not a fact line of this story")
+            supporting.append(fact_index[int(token)])
+        examples.append(BabiExample([list(f) for f in facts], tokenize(question), answer.lower(), supporting, task, story))
     if not examples:
         raise BabiFormatError(f"{path}: no questions found")
     return examples
+
+
+def _text_lines(path: Path) -> list[str]:
+    """The file's lines as UTF-8 text: a byte-order mark and CRLF (or CR) line ends are accepted.
+
+    Undecodable bytes raise :class:`BabiFormatError` naming the file, line and byte.
+    """
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line = data.count(b"\n", 0, err.start) + 1
+        raise BabiFormatError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[err.start]:02x} at column {err.start - line_start + 1})"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _is_number(text: str) -> bool:
+    """ASCII digits only: ``str.isdigit`` also accepts '²' and other scripts' digits, which ``int`` refuses."""
+    return text.isascii() and text.isdigit()
 
 
 def task_file(directory: str | Path, task: int, split: str) -> Path:

@@ -62,8 +62,13 @@ def algorithmic_table(root: str | Path, length: int = 400) -> str:
             extra = ", ".join(f"{k.split('/')[0]} {t[k.replace('sequence', 'char')]:.2f}/{t[k]:.2f}" for k in in_dist)
             ponder = t.get(key + "encoder_ponder_time")
             details.append(
-                f"| {task}-{model} | {cell['steps']} | {cell['best_step']} | {cell['seconds']} | {extra} |"
+                f"| {task}-{model} | {_or_dash(cell['steps'])} | {_or_dash(cell['best_step'])} | {_or_dash(cell['seconds'])} | {extra} |"
                 + (f" {ponder:.2f} |" if ponder is not None and model == "ut-act" else " |")
             )
     lines += ["", "| run | steps | best step | train s | char/seq at training length | ponder (len 400) |", "|---|---|---|---|---|---|"]
     return "\n".join(lines + details)
+
+
+def _or_dash(value: Any) -> str:
+    """A missing value (no ``metrics.jsonl`` yet) reads '-', like a missing cell."""
+    return "-" if value is None else str(value)

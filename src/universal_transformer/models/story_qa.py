@@ -36,7 +36,10 @@ class FactEncoder(nn.Module):
         if words.shape[-1] > self.words:
             raise ValueError(f"a sentence has {words.shape[-1]} words; the model takes at most fact_words={self.words}")
         w = words.shape[-1]
-        return (self.embed(words) * self.position_mask[:w]).sum(-2) * self.scale
+        # Padding words are masked out, not left to a zero embedding row: that row can
+        # be changed (loaded weights, in-place edits) and then padding would leak in.
+        terms = (self.embed(words) * self.position_mask[:w]).masked_fill(words.eq(0)[..., None], 0.0)
+        return terms.sum(-2) * self.scale
 
 
 class UTStoryQA(_UTClassifierBase):

@@ -5,10 +5,10 @@ from .block import UTBlock
 from .embedding import CoordinateEmbedding, TokenEmbedding, sinusoid
 from .halting import ACTState, HaltingUnit, act_step
 from .recurrence import HaltingStats, RecurrentStack, StackCache, StackOutput
-from .transition import FeedForward, SepConvTransition, make_transition
+from .transition import FeedForward, SepConvT2TTransition, SepConvTransition, make_transition
 
 __all__ = [
     "ACTState", "CoordinateEmbedding", "FeedForward", "HaltingStats", "HaltingUnit", "KVCache",
-    "MultiHeadAttention", "RecurrentStack", "SepConvTransition", "StackCache", "StackOutput",
+    "MultiHeadAttention", "RecurrentStack", "SepConvT2TTransition", "SepConvTransition", "StackCache", "StackOutput",
     "TokenEmbedding", "UTBlock", "act_step", "attention_mask", "make_transition", "sinusoid",
 ]

@@ -1,4 +1,4 @@
-"""The coordinate embedding of SPEC eq. 6-7: a position signal plus a timestep signal."""
+"""The coordinate embedding of the paper's eq. 6-7: a position signal plus a timestep signal."""
 
 from __future__ import annotations
 
@@ -6,22 +6,24 @@ import torch
 from torch import Tensor, nn
 
 
-def sinusoid(index: Tensor, d_model: int) -> Tensor:
+def sinusoid(index: Tensor, d_model: int, dtype: torch.dtype | None = None) -> Tensor:
     """``S[.., 2j] = sin(i / 10000^(2j/d))``, ``S[.., 2j+1] = cos(i / 10000^(2j/d))`` (eq. 6-7).
 
     ``index`` is any integer or float tensor; the result has one more dimension of size ``d``.
-    Computed in float64 and cast to the default dtype, so large positions stay accurate.
+    Computed in float64 and rounded once to ``dtype`` (default: the default dtype), so large
+    positions stay accurate.
     """
     j = torch.arange(0, d_model, 2, dtype=torch.float64, device=index.device)
     angle = index.to(torch.float64)[..., None] / torch.pow(10000.0, j / d_model)
     out = torch.stack((angle.sin(), angle.cos()), dim=-1).flatten(-2)
-    return out.to(torch.get_default_dtype())
+    return out.to(dtype or torch.get_default_dtype())
 
 
 class CoordinateEmbedding(nn.Module):
-    """``P^t[i] = position(i) + timestep(t)`` (SPEC eq. 6-7), added to the state at every step.
+    """``P^t[i] = position(i) + timestep(t)`` (eq. 6-7), added to the state at every step.
 
-    Positions count from 0, timesteps from 1 (as in the paper). Either signal may be
+    Positions count from 0 (as in tensor2tensor; eq. 6-7 start them at 1), timesteps from 1
+    (as eq. 6-7; tensor2tensor starts them at 0). Either signal may be
     ``"sinusoid"`` (fixed, default), ``"learned"`` or ``"none"``. Both are additive, which the
     ACT loop relies on: the timestep part is one vector per step, shared by all positions.
     """
@@ -47,9 +49,27 @@ class CoordinateEmbedding(nn.Module):
             if table is not None:
                 nn.init.normal_(table.weight, std=d_model**-0.5)
         # Fixed sinusoids, computed once and indexed (not saved with the weights); they grow
-        # on demand, so positions are not limited by max_position.
+        # on demand, so positions are not limited by max_position. Always rounded once from
+        # float64 to the tables' dtype (see _apply), never cast from another rounding.
         self.register_buffer("_sin_positions", sinusoid(torch.arange(max_position), d_model), persistent=False)
         self.register_buffer("_sin_steps", sinusoid(torch.arange(max_steps + 1), d_model), persistent=False)
+
+    def _apply(self, fn, *args, **kwargs):  # type: ignore[override]
+        """``.double()``, ``.to(dtype)``, ...: recompute the sinusoid tables in the new dtype.
+
+        A plain cast would carry the old dtype's rounding (float32 tables cast to float64
+        are only float32-accurate).
+        """
+        dtype = self._sin_positions.dtype
+        super()._apply(fn, *args, **kwargs)
+        if self._sin_positions.dtype != dtype:
+            self._sin_positions = self._table(self._sin_positions.shape[0], self._sin_positions)
+            self._sin_steps = self._table(self._sin_steps.shape[0], self._sin_steps)
+        return self
+
+    def _table(self, rows: int, like: Tensor) -> Tensor:
+        """Sinusoids of ``0..rows-1`` in ``like``'s dtype and on its device."""
+        return sinusoid(torch.arange(rows, device=like.device), self.d_model, like.dtype)
 
     def position(self, index: Tensor) -> Tensor | None:
         """Position signal for integer positions ``index`` (any shape), or None if disabled."""
@@ -64,8 +84,7 @@ class CoordinateEmbedding(nn.Module):
             return self.position_table(index)
         needed = int(index.max()) + 1 if index.numel() else 0
         if needed > self._sin_positions.shape[0]:
-            grown = sinusoid(torch.arange(max(needed, 2 * self._sin_positions.shape[0])), self.d_model)
-            self._sin_positions = grown.to(self._sin_positions.device)
+            self._sin_positions = self._table(max(needed, 2 * self._sin_positions.shape[0]), self._sin_positions)
         return self._sin_positions[index].to(self._dtype())
 
     def timestep(self, step: int) -> Tensor | None:
@@ -76,7 +95,7 @@ class CoordinateEmbedding(nn.Module):
             # Steps beyond the trained depth (test-time depth) reuse the last learned vector.
             return self.timestep_table.weight[min(step, self.max_steps) - 1]
         if step >= self._sin_steps.shape[0]:
-            self._sin_steps = sinusoid(torch.arange(2 * step), self.d_model).to(self._sin_steps.device)
+            self._sin_steps = self._table(2 * step, self._sin_steps)
         return self._sin_steps[step].to(self._dtype())
 
     def _dtype(self) -> torch.dtype:
@@ -86,7 +105,7 @@ class CoordinateEmbedding(nn.Module):
 
 
 class TokenEmbedding(nn.Module):
-    """Token embedding ``H^0``, scaled by ``sqrt(d)`` (SPEC: when tied with the softmax weights).
+    """Token embedding ``H^0``, scaled by ``sqrt(d)`` (as in Vaswani et al. 2017, where it is tied with the softmax weights).
 
     :meth:`logits` is the output layer ``O h`` with ``O`` tied to this table.
     """

@@ -1,4 +1,4 @@
-"""Transition functions of a UT step (SPEC section 1): ``fc`` and ``sepconv``."""
+"""Transition functions of a UT step (the paper's section 2.1): ``fc``, ``sepconv`` and ``sepconv_t2t``."""
 
 from __future__ import annotations
 
@@ -22,6 +22,39 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
 
 
+def _conv_over_positions(
+    h: Tensor, conv: nn.Conv1d, *, causal: bool, state: dict | None, key: str
+) -> Tensor:
+    """Depthwise ``conv`` over positions of ``h [B, C, L]``, keeping the length.
+
+    Non-causal: centred (``w // 2`` zeros each side). Causal: ``w - 1`` zeros on the
+    left, so no position sees a later one; with ``state`` (incremental decoding) the
+    last ``w - 1`` inputs of earlier calls, kept under ``state[key]``, replace the zeros.
+    """
+    w = conv.kernel_size[0]
+    if not causal:
+        return conv(F.pad(h, (w // 2, w // 2)))
+    if state is None:
+        return conv(F.pad(h, (w - 1, 0)))
+    previous = state.get(key)
+    if previous is None:
+        previous = h.new_zeros(h.shape[0], h.shape[1], w - 1)
+    h = torch.cat((previous, h), dim=2)
+    state[key] = h[:, :, h.shape[2] - (w - 1) :]
+    return conv(h)
+
+
+def _depthwise(channels: int, kernel_size: int, causal: bool) -> nn.Conv1d:
+    if not causal and kernel_size % 2 == 0:
+        raise ValueError(f"a non-causal separable convolution needs an odd kernel size, got {kernel_size}")
+    return nn.Conv1d(channels, channels, kernel_size, groups=channels, bias=False)
+
+
+def _zero_padding(x: Tensor, padding: Tensor | None) -> Tensor:
+    """Padding positions set to zero, so that a convolution never carries them into real ones."""
+    return x if padding is None else x.masked_fill(padding[..., None], 0.0)
+
+
 class SepConvTransition(nn.Module):
     """Depthwise-separable convolution over positions (the ``sepconv`` transition).
 
@@ -40,40 +73,69 @@ class SepConvTransition(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, kernel_size: int = 3, dropout: float = 0.0, causal: bool = False) -> None:
         super().__init__()
-        if not causal and kernel_size % 2 == 0:
-            raise ValueError(f"a non-causal sepconv needs an odd kernel size, got {kernel_size}")
         self.kernel_size = kernel_size
         self.causal = causal
-        self.depthwise = nn.Conv1d(d_model, d_model, kernel_size, groups=d_model, bias=False)
+        self.depthwise = _depthwise(d_model, kernel_size, causal)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, padding: Tensor | None = None, state: dict | None = None) -> Tensor:
         """``x [B, L, d]``; ``padding [B, L]`` True at padding positions."""
-        if padding is not None:
-            x = x.masked_fill(padding[..., None], 0.0)
-        h = x.transpose(1, 2)  # [B, d, L]
-        w = self.kernel_size
-        if self.causal:
-            if state is not None:
-                previous = state.get("conv")
-                if previous is None:
-                    previous = h.new_zeros(h.shape[0], h.shape[1], w - 1)
-                h = torch.cat((previous, h), dim=2)
-                state["conv"] = h[:, :, h.shape[2] - (w - 1) :] if w > 1 else h[:, :, :0]
-            else:
-                h = F.pad(h, (w - 1, 0))
-        else:
-            h = F.pad(h, (w // 2, w // 2))
-        h = self.depthwise(h).transpose(1, 2)
-        return self.linear2(self.dropout(F.relu(self.linear1(h))))
+        h = _conv_over_positions(_zero_padding(x, padding).transpose(1, 2), self.depthwise,
+                                 causal=self.causal, state=state, key="conv")
+        return self.linear2(self.dropout(F.relu(self.linear1(h.transpose(1, 2)))))
+
+
+class SepConvT2TTransition(nn.Module):
+    """tensor2tensor's separable-convolution transition (``sepconv_t2t``).
+
+    Two separable convolutions with a ReLU between: ``depthwise Conv1d(d, 3) ->
+    Linear(d, d_ff) -> ReLU -> Dropout -> depthwise Conv1d(d_ff, 5) -> Linear(d_ff, d)``,
+    the layout of tensor2tensor's ``sepconv_relu_sepconv`` with kernels (3, 1) and (5, 1)
+    as its Universal Transformer uses it: each position sees 1 neighbour on either side
+    through the first convolution and 2 more through the second (3 in all; when causal,
+    2 + 4 = 6 to the left).
+    Padding positions are zeroed before each convolution. ``state`` keeps the last
+    inputs of both convolutions for incremental decoding.
+    """
+
+    pointwise = False
+
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.0, causal: bool = False,
+        kernel_sizes: tuple[int, int] = (3, 5),
+    ) -> None:
+        super().__init__()
+        self.causal = causal
+        self.depthwise1 = _depthwise(d_model, kernel_sizes[0], causal)
+        self.pointwise1 = nn.Linear(d_model, d_ff)
+        self.depthwise2 = _depthwise(d_ff, kernel_sizes[1], causal)
+        self.pointwise2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, padding: Tensor | None = None, state: dict | None = None) -> Tensor:
+        """``x [B, L, d]``; ``padding [B, L]`` True at padding positions."""
+        h = _conv_over_positions(_zero_padding(x, padding).transpose(1, 2), self.depthwise1,
+                                 causal=self.causal, state=state, key="conv1")
+        h = self.dropout(F.relu(self.pointwise1(h.transpose(1, 2))))
+        h = _conv_over_positions(_zero_padding(h, padding).transpose(1, 2), self.depthwise2,
+                                 causal=self.causal, state=state, key="conv2")
+        return self.pointwise2(h.transpose(1, 2))
+
+
+TRANSITIONS = ("fc", "sepconv", "sepconv_t2t")
 
 
 def make_transition(kind: str, d_model: int, d_ff: int, *, kernel_size: int, dropout: float, causal: bool) -> nn.Module:
-    """Build the transition named ``kind`` (``"fc"`` or ``"sepconv"``)."""
+    """Build the transition named ``kind`` (one of :data:`TRANSITIONS`).
+
+    ``kernel_size`` is the ``sepconv`` width; ``sepconv_t2t`` has tensor2tensor's fixed (3, 5).
+    """
     if kind == "fc":
         return FeedForward(d_model, d_ff, dropout)
     if kind == "sepconv":
         return SepConvTransition(d_model, d_ff, kernel_size, dropout, causal)
-    raise ValueError(f"unknown transition {kind!r}; use 'fc' or 'sepconv'")
+    if kind == "sepconv_t2t":
+        return SepConvT2TTransition(d_model, d_ff, dropout, causal)
+    raise ValueError(f"unknown transition {kind!r}; use one of {', '.join(map(repr, TRANSITIONS))}")

@@ -1,0 +1,78 @@
+"""Character and sequence accuracy against a plain per-position count."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from universal_transformer.evaluation.metrics import AccuracyCounts
+
+PAD = 0
+
+
+def _count(predictions: list[list[int]], labels: list[list[int]]) -> tuple[int, int, int]:
+    """(right tokens, labelled tokens, right sequences): a prediction past its end counts as wrong."""
+    right = total = sequences = 0
+    for pred, lab in zip(predictions, labels):
+        ok = True
+        for i, want in enumerate(lab):
+            if want == PAD:
+                continue
+            got = pred[i] if i < len(pred) else None
+            total += 1
+            right += got == want
+            ok &= got == want
+        sequences += ok
+    return right, total, sequences
+
+
+def test_hand_counted_batch():
+    labels = torch.tensor([[5, 6, 2, 0], [7, 2, 0, 0], [4, 4, 4, 2]])
+    predictions = torch.tensor([[5, 6, 2, 9], [7, 3, 2, 0], [4, 9, 4, 2]])  # row 0 right (9 is past the label)
+    counts = AccuracyCounts()
+    counts.update(predictions, labels, PAD)
+    assert (counts.correct_tokens, counts.tokens, counts.correct_sequences, counts.sequences) == (3 + 1 + 3, 9, 1, 3)
+    assert counts.char_accuracy == pytest.approx(7 / 9) and counts.sequence_accuracy == pytest.approx(1 / 3)
+    assert counts.as_dict() == {"char_accuracy": counts.char_accuracy, "sequence_accuracy": counts.sequence_accuracy}
+
+
+def test_early_stopped_predictions_are_padded_and_wrong_where_labelled():
+    labels = torch.tensor([[5, 6, 2], [7, 2, 0]])
+    counts = AccuracyCounts()
+    counts.update(torch.tensor([[5], [7]]), labels, PAD)  # generation stopped after one token
+    assert (counts.correct_tokens, counts.tokens, counts.correct_sequences) == (2, 5, 0)
+    longer = AccuracyCounts()
+    longer.update(torch.tensor([[5, 6, 2, 8, 8], [7, 2, 0, 8, 8]]), labels, PAD)  # extra tokens are cut
+    assert longer.sequence_accuracy == 1.0 and longer.char_accuracy == 1.0
+
+
+def test_padding_labels_are_ignored_whatever_is_predicted_there():
+    labels = torch.tensor([[3, 2, 0, 0]])
+    for junk in ([3, 2, 0, 0], [3, 2, 5, 7], [3, 2, 2, 2]):
+        counts = AccuracyCounts()
+        counts.update(torch.tensor([junk]), labels, PAD)
+        assert counts.sequence_accuracy == 1.0 and counts.tokens == 2
+
+
+def test_random_batches_accumulate_like_the_direct_count():
+    gen = torch.Generator().manual_seed(0)
+    counts = AccuracyCounts()
+    expected = [0, 0, 0, 0]
+    for _ in range(20):
+        b, length = int(torch.randint(1, 6, (1,), generator=gen)), int(torch.randint(1, 8, (1,), generator=gen))
+        labels = torch.randint(1, 4, (b, length), generator=gen)
+        ends = torch.randint(1, length + 1, (b,), generator=gen)
+        labels[torch.arange(length)[None] >= ends[:, None]] = PAD  # right-padded rows
+        # mostly right, sometimes wrong, sometimes shorter or longer than the labels
+        predictions = torch.where(torch.rand(b, length, generator=gen) < 0.85, labels, torch.randint(1, 4, (b, length), generator=gen))
+        cut = int(torch.randint(0, length + 3, (1,), generator=gen))
+        predictions = torch.cat((predictions, torch.randint(1, 4, (b, 2), generator=gen)), dim=1)[:, :cut]
+        counts.update(predictions, labels, PAD)
+        right, total, sequences = _count(predictions.tolist(), labels.tolist())
+        expected = [expected[0] + right, expected[1] + total, expected[2] + sequences, expected[3] + b]
+    assert [counts.correct_tokens, counts.tokens, counts.correct_sequences, counts.sequences] == expected
+    assert 0 < expected[2] < expected[3]  # the batches had both right and wrong sequences
+
+
+def test_empty_counts_read_zero():
+    assert AccuracyCounts().char_accuracy == 0.0 and AccuracyCounts().sequence_accuracy == 0.0

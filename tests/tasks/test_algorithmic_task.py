@@ -1,0 +1,157 @@
+"""The algorithmic task: batches as a pure function of (seed, step), fixed evaluation sets, evaluate()."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from torch import nn
+
+from universal_transformer import UTConfig
+from universal_transformer.config import ConfigError
+from universal_transformer.data.algorithmic import BOS, DIGIT0, EOS, PAD, VOCAB_SIZE, Seq2SeqBatch
+from universal_transformer.models import UniversalTransformer
+from universal_transformer.tasks.algorithmic import AlgorithmicTask
+
+
+def _task(**options) -> AlgorithmicTask:
+    return AlgorithmicTask({"task": "copy", **options}, seed=0)
+
+
+def _same(a: Seq2SeqBatch, b: Seq2SeqBatch) -> bool:
+    return all(torch.equal(x, y) for x, y in ((a.src, b.src), (a.tgt_in, b.tgt_in), (a.labels, b.labels)))
+
+
+def _source_lengths(task: str, batch: Seq2SeqBatch) -> list[int]:
+    """Source digits per example, as ``length`` counts them (Addition: both operands)."""
+    real = (batch.src != PAD).sum(1)
+    return [int(n) - 1 if task == "addition" else int(n) for n in real]  # minus the '+'
+
+
+def test_train_batch_is_a_pure_function_of_seed_and_step():
+    task = _task()
+    kwargs = dict(batch_tokens=512, max_batch_size=64)
+    assert _same(task.train_batch(5, **kwargs), task.train_batch(5, **kwargs))
+    assert _same(task.train_batch(5, **kwargs), _task().train_batch(5, **kwargs))  # a fresh task object too
+    task.train_batch(99, **kwargs)  # drawing other steps in between changes nothing
+    assert _same(task.train_batch(5, **kwargs), AlgorithmicTask({"task": "copy"}, seed=0).train_batch(5, **kwargs))
+    others = [task.train_batch(6, **kwargs), AlgorithmicTask({"task": "copy"}, seed=1).train_batch(5, **kwargs)]
+    assert not any(_same(task.train_batch(5, **kwargs), other) for other in others)
+
+
+# Addition at length 1 still has two one-digit operands (3 source tokens), more than the
+# length-based token estimate allows for, so the token budget is checked from length 2.
+@pytest.mark.parametrize("name, min_length", [("copy", 1), ("reverse", 3), ("addition", 2)])
+@pytest.mark.parametrize("bucket_width", [1, 8])
+def test_train_lengths_sit_in_one_bucket_within_the_training_range(name, min_length, bucket_width):
+    task = AlgorithmicTask(
+        {"task": name, "train_min_length": min_length, "train_max_length": 30, "bucket_width": bucket_width}, seed=3
+    )
+    seen = set()
+    for step in range(60):
+        batch = task.train_batch(step, batch_tokens=1024, max_batch_size=10_000)
+        lengths = _source_lengths(name, batch)
+        seen.update(lengths)
+        # Addition rounds each length down to two whole operands, which can widen the spread by one
+        spread = bucket_width if name == "addition" else bucket_width - 1
+        assert max(lengths) - min(lengths) <= spread, (step, lengths)
+        low = 2 * (min_length // 2) if name == "addition" else min_length
+        assert low <= min(lengths) and max(lengths) <= 30
+        used = batch.src.numel() + batch.labels.numel()  # padded source and target slots
+        assert used <= 1024, (step, batch.size, used)
+        assert used >= 1024 // 2, (step, batch.size, used)  # the budget is used, not wasted
+    assert len(seen) > 10  # the range is explored, not one length
+
+
+def test_batch_size_is_capped_by_max_batch_size():
+    task = _task(train_min_length=1, train_max_length=4)
+    sizes = {task.train_batch(step, batch_tokens=100_000, max_batch_size=7).size for step in range(10)}
+    assert sizes == {7}
+    # a budget below one example still yields one example
+    assert task.train_batch(0, batch_tokens=1, max_batch_size=7).size == 1
+
+
+def test_eval_sets_are_fixed_per_split_and_length():
+    task = _task(eval_examples=30, eval_batch_size=8)
+    first = task.eval_batches("validation", 12)
+    assert [b.size for b in first] == [8, 8, 8, 6]
+    assert all(_source_lengths("copy", b) == [12] * b.size for b in first)
+    assert all(_same(a, b) for a, b in zip(first, _task(eval_examples=30, eval_batch_size=8).eval_batches("validation", 12)))
+    task.train_batch(3, batch_tokens=256, max_batch_size=32)  # training draws do not move them
+    assert all(_same(a, b) for a, b in zip(first, task.eval_batches("validation", 12)))
+    test = task.eval_batches("test", 12)
+    assert not torch.equal(torch.cat([b.src for b in first]), torch.cat([b.src for b in test]))
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ConfigError, match="task.task must be one of copy, reverse, addition"):
+        AlgorithmicTask({"task": "sort"}, seed=0)
+    with pytest.raises(ConfigError, match=r"need 1 <= train_min_length \(9\) <= train_max_length \(4\)"):
+        _task(train_min_length=9, train_max_length=4)
+    with pytest.raises(ConfigError, match="unknown option"):
+        _task(max_len=4)
+
+
+class _Oracle(nn.Module):
+    """Decodes the right answer (copy) except at the last digit of sources starting with 0-2.
+
+    Enough of a model for ``generate``: ``config``, ``prefill`` and ``decode_step``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = SimpleNamespace(pad_id=PAD, eos_id=EOS, bos_id=BOS, act=False)
+        self.dummy = nn.Parameter(torch.zeros(()))
+
+    @staticmethod
+    def answer(src: torch.Tensor) -> torch.Tensor:
+        target = src.clone()
+        wrong = src[:, 0] < DIGIT0 + 3
+        target[wrong, -1] = DIGIT0 + (target[wrong, -1] - DIGIT0 + 1) % 10
+        return torch.cat((target, torch.full_like(src[:, :1], EOS)), dim=1)
+
+    def _logits(self, state: dict) -> torch.Tensor:
+        token = state["answer"][:, min(state["at"], state["answer"].shape[1] - 1)]
+        state["at"] += 1
+        return nn.functional.one_hot(token, VOCAB_SIZE).float()
+
+    def prefill(self, src: torch.Tensor):
+        state = {"answer": self.answer(src), "at": 0}
+        return state, self._logits(state)
+
+    def decode_step(self, tokens: torch.Tensor, state: dict) -> torch.Tensor:
+        return self._logits(state)[:, None]
+
+
+def test_evaluate_scores_per_length_against_a_direct_count():
+    task = _task(validation_lengths=[3, 9], eval_examples=40, eval_batch_size=16)
+    result = task.evaluate(_Oracle(), "validation")
+    for length in (3, 9):
+        src = torch.cat([b.src for b in task.eval_batches("validation", length)])
+        wrong = int((src[:, 0] < DIGIT0 + 3).sum())  # one wrong digit in each of these
+        assert 0 < wrong < 40
+        assert result[f"len{length}/sequence_accuracy"] == pytest.approx(1 - wrong / 40)
+        assert result[f"len{length}/char_accuracy"] == pytest.approx(1 - wrong / (40 * (length + 1)))  # + eos
+    seq = [result["len3/sequence_accuracy"], result["len9/sequence_accuracy"]]
+    char = [result["len3/char_accuracy"], result["len9/char_accuracy"]]
+    assert result["score"] == pytest.approx(sum(seq) / 2 + 1e-3 * sum(char) / 2)
+    assert not any("ponder" in key for key in result)  # the oracle has no steps
+    with pytest.raises(ConfigError, match="unknown split 'train'"):
+        task.evaluate(_Oracle(), "train")
+
+
+@pytest.mark.parametrize("act", [False, True])
+def test_evaluate_a_real_model_reports_every_length_and_ponder_time(act):
+    task = AlgorithmicTask({"task": "addition", "test_lengths": [4, 6], "eval_examples": 6, "eval_batch_size": 4}, seed=0)
+    cfg = UTConfig(vocab_size=VOCAB_SIZE, pad_id=PAD, bos_id=BOS, eos_id=EOS, d_model=16, num_heads=2, d_ff=32,
+                   num_steps=3, dropout=0.0, embedding_dropout=0.0, act=act)
+    result = task.evaluate(UniversalTransformer(cfg), "test")
+    for length in (4, 6):
+        assert 0.0 <= result[f"len{length}/char_accuracy"] <= 1.0
+        assert 0.0 <= result[f"len{length}/sequence_accuracy"] <= result[f"len{length}/char_accuracy"] + 1e-9
+        ponder = result[f"len{length}/encoder_ponder_time"]
+        if act:
+            assert 1.0 <= ponder <= cfg.max_steps + 1.0
+        else:
+            assert ponder == 3.0
