@@ -70,7 +70,9 @@ def test_task_split_vocab_and_encoding():
         assert len(held_stories) == round(0.1 * (len(train_stories) + len(held_stories)))
     assert any("," in a for a in task.answers)  # task 8 list answers are classes
     batch = task.train_batch(0, batch_tokens=0, max_batch_size=16)
-    assert batch.facts.shape == (16, 20, task.fact_words) and batch.labels.shape == (16,)
+    slots = batch.facts.shape[1]  # the memory (20) less the slots none of these stories uses
+    assert slots <= 20 and batch.facts.shape == (16, slots, task.fact_words) and batch.labels.shape == (16,)
+    assert torch.equal(batch.position_offset, torch.full((16,), 20 - slots))
     # facts are right-aligned: the newest fact sits in the last slot
     assert bool(batch.facts[:, -1].ne(0).any(-1).all())
     again = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}, seed=0)
