@@ -160,7 +160,7 @@ class UTConfig(_VocabularyConfig):
     share_weights: bool = True
     embed_every_step: bool = True
     norm: Literal["post", "pre"] = "post"
-    transition: Literal["fc", "sepconv"] = "fc"
+    transition: Literal["fc", "sepconv", "sepconv_t2t"] = "fc"
     conv_kernel_size: int = 3
 
     position_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"

@@ -155,3 +155,23 @@ def test_evaluate_a_real_model_reports_every_length_and_ponder_time(act):
             assert 1.0 <= ponder <= cfg.max_steps + 1.0
         else:
             assert ponder == 3.0
+
+
+def test_little_endian_option_reaches_training_and_evaluation_examples():
+    from universal_transformer.data.algorithmic import DIGIT0
+    from universal_transformer.tasks.algorithmic import AlgorithmicTask
+
+    def digits(tokens):
+        return "".join(str(t - DIGIT0) for t in tokens if DIGIT0 <= t < DIGIT0 + 10)
+
+    opts = {"task": "addition", "train_min_length": 6, "train_max_length": 6, "validation_lengths": [6],
+            "eval_examples": 5}
+    for little in (False, True):
+        task = AlgorithmicTask({**opts, "little_endian": little}, seed=0)
+        for batch in (task.train_batch(0, batch_tokens=200, max_batch_size=8), task.eval_batches("validation", 6)[0]):
+            for src, labels in zip(batch.src.tolist(), batch.labels.tolist()):
+                a, b = digits(src[:3]), digits(src[4:7])
+                total = digits(labels)
+                if little:
+                    a, b, total = a[::-1], b[::-1], total[::-1]
+                assert int(a) + int(b) == int(total)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import torch
 
 from .batch import Seq2SeqBatch
+from .characters import BOS, EOS, FIRST_CHAR, PAD, CharacterVocabulary
 
-PAD, BOS, EOS = 0, 1, 2
-DIGIT0 = 3
-PLUS = 13
-VOCAB_SIZE = 14
+DIGIT0 = FIRST_CHAR
+PLUS = DIGIT0 + 10
+VOCAB_SIZE = PLUS + 1
 TASKS = ("copy", "reverse", "addition")
 
 
@@ -22,29 +22,18 @@ def digits_to_tokens(digits: list[int]) -> list[int]:
     return [DIGIT0 + d for d in digits]
 
 
+VOCABULARY = CharacterVocabulary("0123456789+", "only digits and '+' are allowed")
+
+
 def tokens_to_text(tokens: list[int]) -> str:
     """Readable form of a token list (stops at end-of-sequence, skips padding)."""
-    out = []
-    for t in tokens:
-        if t == EOS:
-            break
-        if t in (PAD, BOS):
-            continue
-        out.append("+" if t == PLUS else str(t - DIGIT0) if DIGIT0 <= t < DIGIT0 + 10 else "?")
-    return "".join(out)
+    return VOCABULARY.decode(tokens)
 
 
 def text_to_tokens(text: str) -> list[int]:
-    """Parse ``"123"`` or ``"12+34"`` into source tokens; rejects any other character."""
-    tokens = []
-    for i, ch in enumerate(text):
-        if ch in "0123456789":  # not str.isdigit(): it also accepts other scripts' digits and "²"
-            tokens.append(DIGIT0 + int(ch))
-        elif ch == "+":
-            tokens.append(PLUS)
-        else:
-            raise ValueError(f"character {ch!r} at position {i} of {text!r}: only digits and '+' are allowed")
-    return tokens
+    """Parse ``"123"`` or ``"12+34"`` into source tokens; rejects any other character
+    (ASCII digits only: ``str.isdigit`` would also take other scripts' digits and ``²``)."""
+    return VOCABULARY.encode(text)
 
 
 def make_example(

@@ -31,8 +31,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-PAD, BOS, EOS = 0, 1, 2
-FIRST_CHAR = 3
+from .characters import BOS, EOS, PAD, CharacterVocabulary  # noqa: F401 (the special ids, for the task)
 
 # Fresh variables come from these letters (each operation that assigns takes an unused
 # one), as in the original generator; ``x`` is the loop variable and never an operand.
@@ -46,8 +45,8 @@ CHARACTERS = (
     + "".join(sorted(set(VARIABLES) | set("".join(KEYWORDS))))
     + " #()*+-:<=>"
 )
-CHAR_TO_TOKEN = {ch: FIRST_CHAR + i for i, ch in enumerate(CHARACTERS)}
-VOCAB_SIZE = FIRST_CHAR + len(CHARACTERS)
+VOCABULARY = CharacterVocabulary(CHARACTERS, f"not in the Learning to Execute vocabulary {CHARACTERS!r}")
+VOCAB_SIZE = VOCABULARY.size
 
 PROGRAM_TASKS = ("program", "control", "addition")
 MEMORISATION_TASKS = ("copy", "double", "reverse")
@@ -269,26 +268,12 @@ class LTEGenerator:
 
 def text_to_tokens(text: str) -> list[int]:
     """Token ids of ``text``; rejects characters outside :data:`CHARACTERS`, naming them."""
-    tokens = []
-    for i, ch in enumerate(text):
-        if ch not in CHAR_TO_TOKEN:
-            raise ValueError(
-                f"character {ch!r} at position {i} of {text!r} is not in the Learning to Execute vocabulary {CHARACTERS!r}"
-            )
-        tokens.append(CHAR_TO_TOKEN[ch])
-    return tokens
+    return VOCABULARY.encode(text)
 
 
 def tokens_to_text(tokens: Sequence[int]) -> str:
     """Readable form of a token list (stops at end-of-sequence, skips padding and bos; ``?`` for unknown ids)."""
-    out = []
-    for t in tokens:
-        if t == EOS:
-            break
-        if t in (PAD, BOS):
-            continue
-        out.append(CHARACTERS[t - FIRST_CHAR] if FIRST_CHAR <= t < VOCAB_SIZE else "?")
-    return "".join(out)
+    return VOCABULARY.decode(tokens)
 
 
 def example_tokens(example: Example) -> tuple[list[int], list[int]]:

@@ -33,6 +33,9 @@ class AlgorithmicOptions(TaskOptions):
     eval_examples: int = 500
     eval_batch_size: int = 100
     bucket_width: int = 8
+    # Addition's digits least significant first (the Neural GPU's order: a carry travels
+    # in the direction of reading); most significant first when false.
+    little_endian: bool = False
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -78,13 +81,13 @@ class AlgorithmicTask(Task):
         per_example = 2 * top + 2  # source + target + eos (+ carry/separator slack)
         size = max(1, min(max_batch_size, batch_tokens // per_example))
         lengths = torch.randint(bottom, top + 1, (size,), generator=gen).tolist()
-        return collate([make_example(self.task, n, gen) for n in lengths])
+        return collate([make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in lengths])
 
     def eval_batches(self, split: str, length: int) -> list[Seq2SeqBatch]:
         """Fixed evaluation sets: ``eval_examples`` examples of exactly ``length``, seeded by split and length."""
         offset = {"validation": 1, "test": 2}[split]
         gen = torch.Generator().manual_seed(1_000_003 * offset + length + 7919 * self.seed)
-        pairs = [make_example(self.task, length, gen) for _ in range(self.eval_examples)]
+        pairs = [make_example(self.task, length, gen, little_endian=self.options.little_endian) for _ in range(self.eval_examples)]
         return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
 
     @torch.no_grad()
