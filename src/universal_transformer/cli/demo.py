@@ -17,6 +17,7 @@ import torch
 from ..data.algorithmic import TASKS
 from ..training.config import ExperimentConfig
 from ..training.trainer import Trainer
+from .run import command_line
 
 DEMO_STEPS = 1200  # about 4.5 minutes for the three models on 2 idle cores
 DEMO_THREADS = 2  # fixed, as the thread count changes the float reductions and so the result
@@ -38,6 +39,9 @@ def add_demo_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=Path("runs/demo"),
                    help="where the three runs go (default runs/demo; the demo's previous runs there are replaced)")
+    p.add_argument("--record", action="store_true",
+                   help="also write the three run records to RESULTS/demo/{ut,ut-act,transformer}.json")
+    p.add_argument("--results", type=Path, default=Path("results"), help="the records folder (default results)")
     p.set_defaults(run=run_demo)
 
 
@@ -49,8 +53,7 @@ def _positive(text: str) -> int:
 
 def demo_experiments(args: argparse.Namespace) -> dict[str, ExperimentConfig]:
     """The three contenders, the same size and training budget."""
-    common = dict(d_model=64, num_heads=4, d_ff=128, num_steps=4, dropout=0.0, embedding_dropout=0.0,
-                  max_position_offset=2 * max(args.test_lengths))
+    common = dict(d_model=64, num_heads=4, d_ff=128, num_steps=4, dropout=0.0, embedding_dropout=0.0)
     models = {
         "UT (T=4)": common,
         "UT+ACT": {**common, "act": True, "act_bias_init": -1.0},
@@ -60,7 +63,8 @@ def demo_experiments(args: argparse.Namespace) -> dict[str, ExperimentConfig]:
             "validation_lengths": [args.train_length], "test_lengths": args.test_lengths,
             "eval_examples": 200, "eval_batch_size": 100}
     train = {"seed": args.seed, "steps": args.steps, "lr": 0.002, "schedule": "constant", "warmup_steps": 200,
-             "batch_tokens": 2048, "eval_every": 200, "stop_at_score": 1.0, "threads": args.threads}
+             "batch_tokens": 2048, "eval_every": 200, "stop_at_score": 1.0, "threads": args.threads,
+             "max_position_offset": 2 * max(args.test_lengths)}
     return {name: ExperimentConfig.from_dict({"model": model, "task": task, "train": train}, source=f"demo {name}")
             for name, model in models.items()}
 
@@ -80,12 +84,13 @@ def _run_demo(args: argparse.Namespace) -> int:
     )
     rows = []
     for name, experiment in demo_experiments(args).items():
-        run_dir = args.out / name.split()[0].lower().replace("+", "-") / args.task
+        short = name.split()[0].lower().replace("+", "-")
+        run_dir = args.out / short / args.task
         if (run_dir / "config.yaml").is_file():  # the demo starts afresh: its own old run goes
             shutil.rmtree(run_dir)
-        trainer = Trainer(experiment, run_dir, progress=False, verbose=False)
-        trainer.fit()
-        test = trainer.evaluate_best("test")
+        trainer = Trainer(experiment, run_dir, progress=False, verbose=False, command=command_line(),
+                          record_name=f"demo/{short}" if args.record else None, results_dir=args.results)
+        test = trainer.fit()["test"]  # the best model's test metrics
         rows.append((name, trainer.step, test))
         cells = ", ".join(f"len {n}: {test[f'len{n}/char_accuracy']:.3f}/{test[f'len{n}/sequence_accuracy']:.3f}"
                           for n in args.test_lengths)
