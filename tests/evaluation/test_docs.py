@@ -201,3 +201,18 @@ def test_runs_table_lists_every_record():
         "| algorithmic/copy-ut | 0 1 | early stopped | 1000 | 800 | 100 s | abcdef0-dirty | Test CPU |",
         "| babi/en/ut/task1 | 0 | partial | 1000 | - | 60 s | - | NVIDIA H100 |",
     ])
+
+
+def test_progress_table_shows_partial_runs_on_validation():
+    partial = make_record("babi/en-10k/joint", task={"name": "babi"}, status="time_limit", steps=3000, best_step=2000,
+                          validation={"mean_error": 12.5, "failed_tasks": 7, "task2/error": 30.0, "score": -12.5})
+    done = make_record("algorithmic/copy-ut", status="done")
+    from universal_transformer.evaluation.docs import TABLES
+
+    table = TABLES["progress"]([partial, done])
+    lines = table.splitlines()
+    assert len(lines) == 3  # header, rule, the one partial run
+    assert "| babi/en-10k/joint | 3000 | 2000 |" in lines[2]
+    assert lines[2].index("failed_tasks 7") < lines[2].index("task2/error 30")  # averages first
+    assert "score" not in lines[2]
+    assert TABLES["progress"]([done]) == "_No records yet._"

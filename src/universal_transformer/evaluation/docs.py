@@ -347,6 +347,36 @@ def _short_commit(commit: str | None) -> str:
     return head[:7] + dirty
 
 
+# Metrics of a run still in progress worth a column: accuracies, errors, perplexity, BLEU, ponder.
+_PROGRESS_KEYS = re.compile(r"(char_accuracy|sequence_accuracy|error|failed_tasks|perplexity|bleu|ponder_time)$")
+
+
+def progress_table(records: list[RunRecord]) -> str:
+    """One row per partial run (stopped at its time limit): where it stands on validation.
+
+    Partial runs have no test metrics yet; this shows the validation metrics of their best
+    model so far (at ``best step``), so a long run's progress is on record as it goes."""
+    partial_runs = [r for r in records if r.partial]
+    if not partial_runs:
+        return NO_RECORDS
+    rows = []
+    for r in partial_runs:
+        shown = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+                 for k, v in sorted(r.metrics["validation"].items()) if _PROGRESS_KEYS.search(k)]
+        rows.append([r.experiment, str(r.steps), str(r.best_step) if r.best_step is not None else "-",
+                     fmt_seconds(r.wall_time_seconds), "; ".join(_select_progress(shown)) or "-"])
+    return _table(["run (partial)", "steps", "best step", "wall time", "validation of the best model so far"], rows)
+
+
+def _select_progress(items: list[str], limit: int = 8) -> list[str]:
+    """Averages first (no per-task or per-length prefix), then the rest, at most ``limit``."""
+    overall = [i for i in items if "/" not in i.split(" ")[0]]
+    return (overall + [i for i in items if i not in overall])[:limit]
+
+
+register_table("progress")(progress_table)
+
+
 @register_table("runs")
 def runs_overview(records: list[RunRecord]) -> str:
     """One row per record: experiment, seeds, status, steps, best step, wall time, commit, machine."""
