@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs algorithmic cells (task x model) for a fixed training time each, then evaluates the
-# best checkpoint on the test lengths. Cells alternate between two lanes run side by side
-# (one thread each).
-#   bash configs/algorithmic/run_all.sh [RUNS_DIR] [SECONDS_PER_CELL] [CELL ...]
-# CELL is a config name without .yaml (default: all twelve). A cell cut off, or run again,
-# resumes from its checkpoint; `ut eval RUN --split test` re-scores it.
+# Trains the algorithmic cells (task x model) to the end of their configs (validation at
+# length 40 stops improving, or train.steps), in time-limited chunks that resume exactly,
+# two cells side by side (one thread each). Each chunk writes results/algorithmic/CELL.json
+# (partial until the cell finishes); `ut report` then regenerates docs/results.md.
+#   bash configs/algorithmic/run_all.sh [RUNS_DIR] [CHUNK_SECONDS] [CELL ...]
+# CELL is a config name without .yaml (default: all twelve). Run it again to continue.
 set -u
 out=${1:-runs/algorithmic}
-secs=${2:-600}
+secs=${2:-3600}
 shift 2 2>/dev/null || shift $#
 cells=("$@")
 if [ ${#cells[@]} -eq 0 ]; then
@@ -19,14 +19,12 @@ ut=${UT:-ut}
 mkdir -p "$out"
 
 run_cell() {
-  local name=$1 start
-  start=$(date +%s)
-  {
-    echo "== $name: $ut train $here/$name.yaml --out $out/$name --set train.time_limit=$secs"
-    $ut train "$here/$name.yaml" --out "$out/$name" --no-progress --set train.time_limit="$secs"
-    $ut eval "$out/$name" --split test
-    echo "== $name: wall $(( $(date +%s) - start )) s"
-  } >> "$out/$name.log" 2>&1
+  local name=$1
+  until [ -f "$out/$name/metrics.json" ]; do
+    echo "== $name: chunk at $(date -u +%FT%TZ)" >> "$out/$name.log"
+    $ut train "$here/$name.yaml" --out "$out/$name" --no-progress --time-limit "$secs" \
+        --record "algorithmic/$name" >> "$out/$name.log" 2>&1 || return
+  done
 }
 
 lane() { for cell in "$@"; do run_cell "$cell"; done; }

@@ -79,7 +79,16 @@ class LSTMSeq2Seq(PretrainedModel):
         h = self.dropout(torch.tanh(self.combine(torch.cat((out, context), dim=-1))))
         return self.output(h) if self.output is not None else self.target_embedding.logits(h)
 
-    def forward(self, src: Tensor, tgt_in: Tensor, labels: Tensor | None = None, *, label_smoothing: float = 0.0) -> ModelOutput:
+    def forward(
+        self,
+        src: Tensor,
+        tgt_in: Tensor,
+        labels: Tensor | None = None,
+        *,
+        label_smoothing: float = 0.0,
+        position_offset: Tensor | None = None,
+    ) -> ModelOutput:
+        """``position_offset`` is accepted and ignored: an LSTM reads no position signal."""
         logits = self._decode(tgt_in, self._encode(src))
         output = ModelOutput(logits, ponder_cost=logits.new_zeros(()))
         if labels is not None:
