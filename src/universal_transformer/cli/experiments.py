@@ -51,6 +51,8 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--split", default="test")
     p.add_argument("--index", type=int, default=0, help="which example of the split")
     p.add_argument("--out", type=Path, default=None, help="output prefix (default RUN_DIR/plots/SPLIT-INDEX)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override task options, e.g. --set 'task.test_lengths=[400]'")
     p.set_defaults(run=run_plot)
 
 
@@ -141,7 +143,7 @@ def report_runs(args: argparse.Namespace) -> int:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    experiment = _load_run(args.run_dir, [])
+    experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     model = _load_model(args.run_dir, None, "cpu")
     prefix = args.out or args.run_dir / "plots" / f"{args.split}-{args.index}"

@@ -118,6 +118,23 @@ class AlgorithmicTask(Task):
             (f"{name}:\n\n" if len(roots) > 1 else "") + algorithmic_table(root, length or 400) for name, root in roots.items()
         )
 
+    def plot(self, model: nn.Module, split: str, index: int, prefix: Path) -> list[Path]:
+        """The decoder's attention over the input per recurrent step for example ``index`` of
+        the split's longest evaluation length (``--set 'task.test_lengths=[400]'`` picks one)."""
+        from ..visualisation.algorithmic import plot_cross_attention
+
+        if not hasattr(model, "decoder") or not hasattr(model.decoder, "blocks"):
+            raise ConfigError(f"ut plot draws the attention of a Transformer-family model, not of a {type(model).__name__}")
+        length = max(self.lengths[split]) if split in self.lengths else None
+        if length is None:
+            raise ConfigError(f"unknown split {split!r}; the algorithmic task has validation and test")
+        batches = self.eval_batches(split, length)
+        row, within = divmod(index, self.eval_batch_size)
+        if not 0 <= index < self.eval_examples:
+            raise ConfigError(f"--index {index}: the {split} set has {self.eval_examples} examples per length")
+        batch = batches[row].select(slice(within, within + 1))
+        return [plot_cross_attention(model, batch, f"{prefix}-len{length}-attention.png")]
+
     def encode_text(self, text: str) -> Tensor:
         return torch.tensor([text_to_tokens(text.strip())])
 
