@@ -14,7 +14,7 @@ from torch import Tensor, nn
 
 from ..config import ConfigError, UTClassifierConfig, UTConfig
 from ..modules.embedding import TokenEmbedding
-from ..objective import compute_loss, ponder_cost, ponder_weight
+from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
 from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
 from .base import ModelOutput, PretrainedModel
 
@@ -98,7 +98,7 @@ class _UTBase(PretrainedModel):
         attentions = {name: out.attentions for name, out in stacks.items() if out.attentions is not None}
         output = ModelOutput(logits, halting=halting, attentions=attentions or None)
         if labels is None:
-            output.ponder_cost = ponder_cost(halting, dtype=torch.float64 if logits.dtype == torch.float64 else torch.float32)
+            output.ponder_cost = ponder_cost(halting, dtype=loss_dtype(logits))
             return output
         terms = compute_loss(
             logits, labels, halting, ignore_index=self.ignore_index, label_smoothing=label_smoothing,
