@@ -36,3 +36,18 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     again = RunRecord.load(results / "algorithmic/tiny-ut-len5.json")
     assert again.status == "rescored" and again.steps == 24 and "len5/char_accuracy" in again.metrics["test"]
     assert again.metrics["validation"] == record.metrics["validation"]
+
+
+def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, tiny_config):
+    run, results = tmp_path / "run", tmp_path / "results"
+    assert run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=4",
+                  "--set", "train.eval_every=2").returncode == 0
+    published = run_ut("publish", str(run), "--name", "algorithmic/tiny", "--results", str(results))
+    assert published.returncode == 0, published.stderr
+    target = results / "models" / "algorithmic" / "tiny"
+    assert (target / "config.yaml").is_file() and (target / "best" / "model.safetensors").is_file()
+    assert not (target / "checkpoints").exists()
+    rescored = run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]")
+    assert rescored.returncode == 0 and "len5/char_accuracy" in rescored.stdout, rescored.stderr
+    missing = run_ut("publish", str(tmp_path / "nope"), "--name", "x", "--results", str(results))
+    assert missing.returncode == 2 and "not found" in missing.stderr

@@ -40,6 +40,18 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     _add_record_arguments(p)
     p.set_defaults(run=run_train)
 
+    p = commands.add_parser(
+        "publish", help="copy a run's best model and config to results/models/NAME (committable, re-scorable)",
+        description="Writes RESULTS/models/NAME/config.yaml and RESULTS/models/NAME/best/ (save_pretrained format), "
+        "a run folder without checkpoints that 'ut eval', 'ut generate' and 'ut plot' accept, so that a "
+        f"published model can be re-scored from a fresh clone. At most {PUBLISH_MODEL_MB} MB per model and "
+        f"{PUBLISH_TOTAL_MB} MB for all published models.",
+    )
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--name", required=True, help="e.g. algorithmic/reverse-ut")
+    p.add_argument("--results", type=Path, default=Path("results"), help="the records folder (default results)")
+    p.set_defaults(run=run_publish)
+
     p = commands.add_parser("eval", help="evaluate a trained run and print a table",
                             description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json.")
     p.add_argument("run_dir", type=Path)
@@ -75,6 +87,34 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="inputs decoded together")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
+
+
+PUBLISH_MODEL_MB, PUBLISH_TOTAL_MB = 5, 40
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    import shutil
+
+    _load_run(args.run_dir, [])  # a run folder with a valid config
+    best = args.run_dir / "best"
+    if not (best / "model.safetensors").is_file():
+        raise ConfigError(f"{best}: no saved model (training writes RUN_DIR/best at its first evaluation)")
+    size = sum(f.stat().st_size for f in best.iterdir()) / 2**20
+    if size > PUBLISH_MODEL_MB:
+        raise ConfigError(f"{best}: {size:.1f} MB; a published model may have at most {PUBLISH_MODEL_MB} MB")
+    models = args.results / "models"
+    target = models / args.name
+    others = sum(f.stat().st_size for f in models.rglob("*") if f.is_file() and target not in f.parents) / 2**20 \
+        if models.is_dir() else 0.0
+    if others + size > PUBLISH_TOTAL_MB:
+        raise ConfigError(f"{models}: {others:.1f} MB published already; with {size:.1f} MB more the "
+                          f"{PUBLISH_TOTAL_MB} MB for all published models would be exceeded")
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(best, target / "best")
+    shutil.copy2(args.run_dir / "config.yaml", target / "config.yaml")
+    print(f"wrote {target} ({size:.1f} MB); re-score it with: ut eval {target} --split test")
+    return 0
 
 
 def _add_record_arguments(p: argparse.ArgumentParser) -> None:
