@@ -70,3 +70,13 @@ def test_report_and_plot_commands(tmp_path):
     assert plot.returncode == 0, plot.stderr
     for name in ("test-1-attention.png", "test-1-ponder.png"):
         assert (run / "plots" / name).stat().st_size > 5000
+
+
+def test_role_ponder_table_shows_supporting_other_question():
+    from universal_transformer.evaluation.babi_report import role_ponder_table
+
+    run = {"test": {"task2/error": 1.0, "task2/ponder_supporting": 3.25, "task2/ponder_other": 2.0,
+                    "task2/ponder_question": 5.5}, "run_dir": "r"}
+    older = {"test": {"task3/error": 1.0}, "run_dir": "s"}  # a run from before the role metrics
+    table = role_ponder_table({"UT+ACT": {2: run, 3: older}})
+    assert "| 2 | 3.25 / 2.00 / 5.50 |" in table and "| 3 | - |" in table

@@ -186,3 +186,33 @@ def test_batches_drop_unused_fact_slots_and_the_model_computes_the_same():
         full = model(data.facts[index], data.question[index])
     torch.testing.assert_close(trimmed.logits, full.logits, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(trimmed.ponder_cost, full.ponder_cost, atol=1e-6, rtol=0)
+
+
+@needs_data
+def test_ponder_time_by_role_supporting_other_question():
+    """The halting-pattern study: mean ponder of supporting facts, other facts and the question."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2], "memory_size": 10,
+                     "eval_batch_size": 64}, seed=0)
+    raw = task._load()["validation"]
+    data = task.splits["validation"]
+    for i in (0, 7, 30):  # roles mark the supporting facts the file names, where memory holds them
+        ex, roles = raw[i], data.roles[i]
+        kept = min(len(ex.facts), 10)
+        assert roles[-1] == 3 and int((roles[:-1] > 0).sum()) == kept
+        assert int((roles == 1).sum()) == sum(s >= len(ex.facts) - 10 for s in ex.supporting)
+    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=3,
+                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
+    torch.manual_seed(1)
+    model = UTStoryQA(cfg).eval()
+    result = task.evaluate(model, "validation")
+    sums = {1: [], 2: [], 3: []}
+    with torch.no_grad():
+        for i in range(len(data)):
+            stats = model(data.facts[i : i + 1], data.question[i : i + 1]).halting["encoder"]
+            for r in sums:
+                sums[r] += stats.ponder_time[0][data.roles[i] == r].double().tolist()
+    for r, name in ((1, "supporting"), (2, "other"), (3, "question")):
+        expected = sum(sums[r]) / len(sums[r])
+        assert result[f"ponder_{name}"] == pytest.approx(expected, rel=1e-5)
+        assert result[f"task2/ponder_{name}"] == pytest.approx(expected, rel=1e-5)

@@ -96,6 +96,17 @@ def ponder_table(columns: Columns) -> str:
     return "\n".join(lines)
 
 
+def _role_cell(task: int, run: dict[str, Any]) -> str | None:
+    values = [run["test"].get(f"task{task}/ponder_{role}") for role in ("supporting", "other", "question")]
+    return None if values[0] is None and values[2] is None else " / ".join("-" if v is None else f"{v:.2f}" for v in values)
+
+
+def role_ponder_table(columns: Columns) -> str:
+    """Markdown table of the mean test ponder time of supporting facts / other facts / the
+    question, per task: the halting pattern the paper's Section 3.1 discusses."""
+    return "\n".join(_task_table(columns, _role_cell))
+
+
 def runs_table(columns: Columns) -> str:
     """Markdown table of the run behind each cell: ``steps done / step of the best model /
     training seconds`` (validation included), and the total training time per model."""

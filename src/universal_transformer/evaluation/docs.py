@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
-from .babi_report import run_tasks, best_of_seeds, error_table, ponder_table, runs_table
+from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder_table, run_tasks, runs_table
 from .records import RunRecord
 
 Builder = Callable[[list[RunRecord]], str]
@@ -329,6 +329,7 @@ def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) 
 register_table("babi")(_babi_builder(error_table))
 register_table("babi-ponder")(_babi_builder(ponder_table))
 register_table("babi-runs")(_babi_builder(runs_table))
+register_table("babi-roles")(_babi_builder(role_ponder_table))
 
 
 # Every record.

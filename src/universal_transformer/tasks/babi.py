@@ -16,6 +16,8 @@ from ..data.batch import StoryBatch
 from .base import Task, TaskOptions
 
 NUM_TASKS = 20
+# What each position of the encoder input is, for the ponder-time study.
+ROLES = ("empty", "supporting", "other", "question")
 UNKNOWN = "<unk>"
 
 
@@ -26,6 +28,7 @@ class EncodedSplit:
     labels: Tensor
     task: Tensor  # [N] task number
     supporting: Tensor  # [N] number of supporting facts
+    roles: Tensor  # [N, F + 1] per memory slot and the question: ROLES index (0 = empty slot)
 
     def __len__(self) -> int:
         return self.labels.shape[0]
@@ -166,16 +169,21 @@ class BabiTask(Task):
         question = torch.zeros(n, w, dtype=torch.long)
         answer_index = {a: i for i, a in enumerate(self.answers)}
         labels = torch.tensor([answer_index.get(ex.answer, len(self.answers) - 1) for ex in examples])
+        roles = torch.zeros(n, f + 1, dtype=torch.long)
+        roles[:, -1] = ROLES.index("question")
         for i, ex in enumerate(examples):
             recent = ex.facts[-f:]
+            first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
+            supporting = set(ex.supporting)
             for j, sentence in enumerate(recent):  # right-aligned: the newest fact sits just before the question
                 ids = self._ids(sentence)
                 facts[i, f - len(recent) + j, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+                roles[i, f - len(recent) + j] = ROLES.index("supporting" if first + j in supporting else "other")
             ids = self._ids(ex.question)
             question[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
         return EncodedSplit(
             facts, question, labels,
-            torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]),
+            torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]), roles,
         )
 
     def model_overrides(self) -> dict[str, Any]:
@@ -200,16 +208,18 @@ class BabiTask(Task):
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
-        """Error (%) per task, average error, failed tasks (> 5% error), ponder time per task and
-        by number of supporting facts."""
+        """Error (%) per task, average error, failed tasks (> 5% error); ponder time per task, by
+        number of supporting facts, and by what a position holds (a supporting fact, another
+        fact, the question), each the mean over all such positions of the split."""
         if split not in ("validation", "test"):
             raise ConfigError(f"unknown split {split!r}; bAbI has validation and test")
         model.eval()
         data = self.splits[split]
         device = next(model.parameters()).device
-        correct, ponder_sum, ponder_sq, positions = [], [], [], []
+        correct, ponder_sum, ponder_sq, positions, by_role = [], [], [], [], []
         for i in range(0, len(data), self.eval_batch_size):
-            batch = data.batch(torch.arange(i, min(i + self.eval_batch_size, len(data)))).to(device)
+            index = torch.arange(i, min(i + self.eval_batch_size, len(data)))
+            batch = data.batch(index).to(device)
             out = model(**batch.model_inputs())
             correct.append((out.logits.argmax(-1) == batch.labels).cpu())
             stats = out.halting["encoder"]
@@ -218,7 +228,11 @@ class BabiTask(Task):
             ponder_sum.append(ponder.sum(1).cpu())
             ponder_sq.append((ponder * ponder).sum(1).cpu())
             positions.append(real.sum(1).double().cpu())
+            roles = data.roles[index][:, -ponder.shape[1]:]  # the batch kept the newest slots
+            one_hot = torch.nn.functional.one_hot(roles, len(ROLES)).double()  # [B, L, roles]
+            by_role.append(torch.stack((torch.einsum("bl,blr->br", ponder.cpu(), one_hot), one_hot.sum(1)), -1))
         hit = torch.cat(correct)
+        role_sum = torch.cat(by_role)  # [N, roles, (sum, count)]
         # Per example: sum, sum of squares and count of the real positions' ponder times, so that
         # a group's mean and std are over all its positions, as the paper reports them.
         p_sum, p_sq, p_count = torch.cat(ponder_sum), torch.cat(ponder_sq), torch.cat(positions)
@@ -237,8 +251,16 @@ class BabiTask(Task):
             errors.append(error)
             result[f"task{task}/error"] = error
             result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
+            for r, role in enumerate(ROLES[1:], start=1):
+                total, count = role_sum[mask, r].sum(0).tolist()
+                if count:
+                    result[f"task{task}/ponder_{role}"] = total / count
         for k in sorted(set(data.supporting.tolist())):
             result[f"supporting{k}/ponder_mean"], result[f"supporting{k}/ponder_std"] = mean_std(data.supporting == k)
+        for r, role in enumerate(ROLES[1:], start=1):
+            total, count = role_sum[:, r].sum(0).tolist()
+            if count:
+                result[f"ponder_{role}"] = total / count
         result["mean_error"] = sum(errors) / len(errors)
         result["failed_tasks"] = sum(e > 5.0 for e in errors)
         result["score"] = -result["mean_error"]
@@ -251,13 +273,16 @@ class BabiTask(Task):
         """The paper's per-task error table (best seed on validation), optionally the ponder
         time per task and the run behind each cell; one column per root."""
         from ..evaluation.babi_report import (
-            best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table, runs_table,
+            best_of_seeds, collect_runs, error_table, ponder_by_supporting_facts, ponder_table, role_ponder_table,
+            runs_table,
         )
 
         columns = {name: best_of_seeds(collect_runs(root)) for name, root in roots.items()}
         parts = [error_table(columns)]
         if ponder:
             parts.append("Test ponder time per task, mean ± std over all positions:\n\n" + ponder_table(columns))
+            parts.append("Test ponder time of supporting facts / other facts / the question:\n\n"
+                         + role_ponder_table(columns))
         if runs:
             parts.append("Runs: steps done / step of the best model (evaluated) / training seconds:\n\n" + runs_table(columns))
         for name, column in columns.items():
