@@ -99,7 +99,7 @@ def test_crlf_files_report_the_right_line(tmp_path):
 def test_undecodable_bytes_name_file_line_and_byte(tmp_path, data, line, byte, column):
     path = tmp_path / "latin1.txt"
     path.write_bytes(data)
-    with pytest.raises(BabiFormatError, match=rf"latin1.txt:{line}: not UTF-8 text \(byte 0x{byte} at column {column}\)"):
+    with pytest.raises(BabiFormatError, match=rf"latin1.txt:{line}: not valid UTF-8 text \(byte 0x{byte} at column {column}:"):
         read_babi(path)
 
 

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from ..config import ConfigError
-from ..data.parallel import ParallelFormatError, decode_lines, read_lines
+from ..data.parallel import ParallelFormatError, read_lines
+from ..data.textfile import decode_text_lines
 from ..data.tokenizer import MODEL_TYPES, TokenizerError, train_tokenizer
 from ..registry import build_task
 from ..training.averaging import average_checkpoints
@@ -91,7 +92,7 @@ def run_translate(args: argparse.Namespace) -> int:
         if args.input is not None:
             texts = [args.input]
         elif str(args.input_file) == "-":
-            texts = decode_lines(sys.stdin.buffer.read(), "<stdin>")
+            texts = decode_text_lines(sys.stdin.buffer.read(), "<stdin>", ParallelFormatError)
         else:
             texts = read_lines(args.input_file)
     except ParallelFormatError as err:

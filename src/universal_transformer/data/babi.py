@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .textfile import read_text_lines
+
+
 _TASK_FILE = re.compile(r"^qa(\d+)_[a-z-]+_(train|test)\.txt$")
 
 
@@ -84,20 +87,8 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
 
 
 def _text_lines(path: Path) -> list[str]:
-    """The file's lines as UTF-8 text: a byte-order mark and CRLF (or CR) line ends are accepted.
-
-    Undecodable bytes raise :class:`BabiFormatError` naming the file, line and byte.
-    """
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line_start = data.rfind(b"\n", 0, err.start) + 1
-        line = data.count(b"\n", 0, err.start) + 1
-        raise BabiFormatError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{data[err.start]:02x} at column {err.start - line_start + 1})"
-        ) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """The file's lines (BOM, CRLF and CR line ends accepted; bad bytes: a BabiFormatError naming the line)."""
+    return read_text_lines(path, BabiFormatError, lone_cr=True)
 
 
 def _is_number(text: str) -> bool:

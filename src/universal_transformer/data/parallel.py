@@ -16,16 +16,16 @@
 
 from __future__ import annotations
 
-import codecs
-import gzip
 import math
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
 from typing import Sequence
 
 import torch
 from torch import Tensor
+
+from .textfile import read_text_lines
 
 
 class ParallelFormatError(ValueError):
@@ -33,33 +33,11 @@ class ParallelFormatError(ValueError):
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file (``.gz``: gzipped), without line ends, BOM or trailing ``\\r``."""
-    path = Path(path)
-    if not path.is_file():
-        raise ParallelFormatError(f"{path}: file not found")
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as handle:
-                data = handle.read()
-        else:
-            data = path.read_bytes()
-    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
-        raise ParallelFormatError(f"{path}: cannot read: {err}") from None
-    return decode_lines(data, str(path))
+    """The lines of a UTF-8 text file (``.gz``: gzipped), without line ends, BOM or trailing ``\\r``.
 
-
-def decode_lines(data: bytes, where: str) -> list[str]:
-    """The lines of UTF-8 ``data`` (BOM and CRLF accepted); errors name ``where`` and the line."""
-    data = data.removeprefix(codecs.BOM_UTF8)  # here, not via "utf-8-sig", so error offsets count from 0
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise ParallelFormatError(f"{where}:{line}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
-    lines = text.split("\n")
-    if lines[-1] == "":  # the final line end does not start another line
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    Only ``\\n`` (and ``\\r\\n``) end a line: ``str.splitlines`` would also split at form
+    feeds and Unicode separators inside a sentence and misalign the two sides."""
+    return read_text_lines(path, ParallelFormatError)
 
 
 @dataclass
@@ -180,6 +158,6 @@ class BucketBatcher:
 
 
 __all__ = [
-    "BucketBatcher", "LengthFilter", "ParallelCorpus", "ParallelFormatError", "decode_lines", "find_file", "read_lines",
+    "BucketBatcher", "LengthFilter", "ParallelCorpus", "ParallelFormatError", "find_file", "read_lines",
     "read_parallel",
 ]

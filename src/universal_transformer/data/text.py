@@ -16,7 +16,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+
 import numpy as np
+
+from .textfile import read_text_lines
 
 PAD, UNK, EOS = "<pad>", "<unk>", "<eos>"
 PAD_ID, UNK_ID, EOS_ID = 0, 1, 2
@@ -28,25 +31,12 @@ class TextFormatError(ValueError):
 
 
 def read_lines(path: str | Path) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of every line of a UTF-8 file, without the line end.
+    """``(line number, text)`` of every line of a UTF-8 file (``.gz`` too), without the line end.
 
     A leading byte-order mark is dropped and ``\\r\\n`` ends are accepted; bytes that
-    are not UTF-8 raise :class:`TextFormatError` with the file, line and byte offset.
+    are not UTF-8 raise :class:`TextFormatError` with the file, line and column.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise TextFormatError(f"{path}: file not found")
-    with open(path, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise TextFormatError(
-                    f"{path}:{lineno}: not valid UTF-8 ({err.reason} at byte {err.start} of the line)"
-                ) from None
-            yield lineno, text.rstrip("\n").rstrip("\r")
+    return enumerate(read_text_lines(path, TextFormatError), start=1)
 
 
 def read_tokenised(path: str | Path, *, lowercase: bool = False) -> Iterator[list[str]]:

@@ -1,0 +1,55 @@
+"""Reading text files the way every reader of the package does: UTF-8, a byte-order mark and
+CRLF line ends accepted, ``.gz`` decompressed, and undecodable bytes reported as an error
+that names the file, the line and the column, never a bare ``UnicodeDecodeError``."""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import zlib
+from pathlib import Path
+
+
+def read_text_lines(path: str | Path, error: type[Exception] = ValueError, *, lone_cr: bool = False) -> list[str]:
+    """The lines of ``path`` without their line ends.
+
+    ``\\n`` and ``\\r\\n`` end lines (``lone_cr``: a lone ``\\r`` too, as old Mac files
+    have it); a final line end does not start another line. Problems raise ``error``
+    with a message that starts with the file (and line) it concerns.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise error(f"{path}: file not found")
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as handle:
+                data = handle.read()
+        else:
+            data = path.read_bytes()
+    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
+        raise error(f"{path}: cannot read: {err}") from None
+    return decode_text_lines(data, str(path), error, lone_cr=lone_cr)
+
+
+def decode_text_lines(data: bytes, where: str, error: type[Exception] = ValueError, *, lone_cr: bool = False) -> list[str]:
+    """The lines of UTF-8 ``data`` (e.g. standard input), as :func:`read_text_lines` reads a file;
+    errors name ``where``."""
+    data = data.removeprefix(codecs.BOM_UTF8)  # here, not via "utf-8-sig", so offsets count from 0
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise error(
+            f"{where}:{line}: not valid UTF-8 text (byte 0x{data[err.start]:02x} at column {column}: {err.reason})"
+        ) from None
+    text = text.replace("\r\n", "\n")
+    if lone_cr:
+        text = text.replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+__all__ = ["decode_text_lines", "read_text_lines"]
