@@ -205,14 +205,18 @@ def test_runs_table_lists_every_record():
 
 def test_progress_table_shows_partial_runs_on_validation():
     partial = make_record("babi/en-10k/joint", task={"name": "babi"}, status="time_limit", steps=3000, best_step=2000,
-                          validation={"mean_error": 12.5, "failed_tasks": 7, "task2/error": 30.0, "score": -12.5})
+                          validation={"mean_error": 12.5, "failed_tasks": 7, "task2/error": 30.0, "score": -12.5,
+                                      "ponder_question": 3.5, "task2/ponder_time": 2.1})
+    lengths = make_record("algorithmic/reverse-ut", status="time_limit",
+                          validation={"len400/char_accuracy": 0.5, "len40/char_accuracy": 0.9, "score": 0.0})
     done = make_record("algorithmic/copy-ut", status="done")
     from universal_transformer.evaluation.docs import TABLES
 
-    table = TABLES["progress"]([partial, done])
+    table = TABLES["progress"]([partial, done, lengths])
     lines = table.splitlines()
-    assert len(lines) == 3  # header, rule, the one partial run
+    assert len(lines) == 4  # header, rule, the two partial runs
     assert "| babi/en-10k/joint | 3000 | 2000 |" in lines[2]
-    assert lines[2].index("failed_tasks 7") < lines[2].index("task2/error 30")  # averages first
-    assert "score" not in lines[2]
+    assert "failed_tasks 7; mean_error 12.5; ponder_question 3.5 |" in lines[2]  # overall numbers only
+    assert "task2" not in lines[2] and "score" not in lines[2]
+    assert "len40/char_accuracy 0.9; len400/char_accuracy 0.5" in lines[3]  # lengths in numeric order
     assert TABLES["progress"]([done]) == "_No records yet._"

@@ -348,8 +348,10 @@ def _short_commit(commit: str | None) -> str:
     return head[:7] + dirty
 
 
-# Metrics of a run still in progress worth a column: accuracies, errors, perplexity, BLEU, ponder.
-_PROGRESS_KEYS = re.compile(r"(char_accuracy|sequence_accuracy|error|failed_tasks|perplexity|bleu|ponder_time)$")
+# Metrics of a run still in progress worth showing: overall errors, perplexity, BLEU and
+# ponder times, and accuracies per evaluation length.
+_PROGRESS_OVERALL = re.compile(r"^(mean_error|failed_tasks|perplexity|bleu|ponder_\w+)$")
+_PROGRESS_PER_PART = re.compile(r"/(char_accuracy|sequence_accuracy|accuracy)$")
 
 
 def progress_table(records: list[RunRecord]) -> str:
@@ -362,17 +364,18 @@ def progress_table(records: list[RunRecord]) -> str:
         return NO_RECORDS
     rows = []
     for r in partial_runs:
-        shown = [f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-                 for k, v in sorted(r.metrics["validation"].items()) if _PROGRESS_KEYS.search(k)]
+        metrics = r.metrics["validation"]
+        keys = sorted(k for k in metrics if _PROGRESS_OVERALL.match(k))
+        keys += sorted((k for k in metrics if _PROGRESS_PER_PART.search(k)), key=_natural)
+        shown = [f"{k} {metrics[k]:.4g}" if isinstance(metrics[k], float) else f"{k} {metrics[k]}" for k in keys]
         rows.append([r.experiment, str(r.steps), str(r.best_step) if r.best_step is not None else "-",
-                     fmt_seconds(r.wall_time_seconds), "; ".join(_select_progress(shown)) or "-"])
+                     fmt_seconds(r.wall_time_seconds), "; ".join(shown) or "-"])
     return _table(["run (partial)", "steps", "best step", "wall time", "validation of the best model so far"], rows)
 
 
-def _select_progress(items: list[str], limit: int = 8) -> list[str]:
-    """Averages first (no per-task or per-length prefix), then the rest, at most ``limit``."""
-    overall = [i for i in items if "/" not in i.split(" ")[0]]
-    return (overall + [i for i in items if i not in overall])[:limit]
+def _natural(key: str) -> list[Any]:
+    """Sort key with numbers compared as numbers (len40 before len400, task2 before task10)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", key)]
 
 
 register_table("progress")(progress_table)
