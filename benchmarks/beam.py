@@ -24,7 +24,6 @@ import torch
 import timing
 from universal_transformer.config import UTConfig
 from universal_transformer.generation import UncachedDecoder, beam_search, generate
-from universal_transformer.models.transformer import UniversalTransformer, UTLanguageModel
 from universal_transformer.training.config import load_experiment
 
 GOAL = 8.0
@@ -59,14 +58,7 @@ def main() -> None:
           f"LM prompt={args.prompt} source={args.source}")
 
     summary, payload = [], {"machine": info, "args": vars(args), "medians": {}}
-    for kind in args.models.split(","):
-        torch.manual_seed(args.seed)
-        if kind == "lm":
-            model, title = UTLanguageModel(cfg).eval(), f"UTLanguageModel, prompt {args.prompt}"
-            inputs = torch.randint(3, args.vocab, (B, args.prompt))
-        else:
-            model, title = UniversalTransformer(cfg).eval(), f"UniversalTransformer, source {args.source}"
-            inputs = torch.randint(3, args.vocab, (B, args.source))
+    for kind, title, model, inputs in timing.decoding_models(cfg, args, B):
         uncached_model = UncachedDecoder(model)
         rows = inputs.repeat_interleave(K, dim=0)
 

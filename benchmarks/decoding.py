@@ -18,7 +18,6 @@ import torch
 import timing
 from universal_transformer.config import UTConfig
 from universal_transformer.generation import generate, generate_uncached
-from universal_transformer.models.transformer import UniversalTransformer, UTLanguageModel
 
 GOAL = 10.0
 
@@ -44,14 +43,7 @@ def main() -> None:
                    max_position=max(1024, args.prompt + N + 1, N + 2))
 
     summary, payload = [], {"machine": info, "args": vars(args), "medians": {}}
-    for kind in args.models.split(","):
-        torch.manual_seed(args.seed)
-        if kind == "lm":
-            model, title = UTLanguageModel(cfg).eval(), f"UTLanguageModel, prompt {args.prompt}"
-            inputs = torch.randint(3, args.vocab, (B, args.prompt))
-        else:
-            model, title = UniversalTransformer(cfg).eval(), f"UniversalTransformer, source {args.source}"
-            inputs = torch.randint(3, args.vocab, (B, args.source))
+    for kind, title, model, inputs in timing.decoding_models(cfg, args, B):
 
         cached = generate(model, inputs, max_new_tokens=N, stop_at_eos=False, eos_id=-1)
         uncached, _ = generate_uncached(model, inputs, max_new_tokens=N)

@@ -328,3 +328,20 @@ def write_json(path: str | None, payload: dict[str, Any]) -> None:
         with open(path, "w") as f:
             json.dump(payload, f, indent=2, default=str)
         print(f"wrote {path}")
+
+
+def decoding_models(cfg: Any, args: argparse.Namespace, batch: int):
+    """``(kind, title, model, inputs)`` of the decoding benchmarks, one per ``--models`` entry: the
+    UT language model on a ``--prompt`` and the encoder-decoder on a ``--source``, seeded alike."""
+    import torch
+
+    from universal_transformer.models.transformer import UniversalTransformer, UTLanguageModel
+
+    for kind in args.models.split(","):
+        torch.manual_seed(args.seed)
+        if kind == "lm":
+            yield (kind, f"UTLanguageModel, prompt {args.prompt}", UTLanguageModel(cfg).eval(),
+                   torch.randint(3, args.vocab, (batch, args.prompt)))
+        else:
+            yield (kind, f"UniversalTransformer, source {args.source}", UniversalTransformer(cfg).eval(),
+                   torch.randint(3, args.vocab, (batch, args.source)))
