@@ -87,7 +87,7 @@ class BeamSearchOutput:
         return out
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(
     model: Decoder,
     inputs: Tensor,

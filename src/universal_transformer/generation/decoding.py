@@ -47,7 +47,7 @@ def choose_next(
     return torch.multinomial(logits.softmax(-1), 1, generator=generator).squeeze(-1)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate(
     model: Decoder,
     inputs: Tensor,
@@ -86,7 +86,7 @@ def generate(
     return torch.stack(out, dim=1) if out else inputs.new_zeros((inputs.shape[0], 0))
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate_uncached(model: Decoder, inputs: Tensor, *, max_new_tokens: int) -> tuple[Tensor, Tensor]:
     """Greedy decoding that recomputes the whole prefix at every step (no cache).
 

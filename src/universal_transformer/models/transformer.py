@@ -240,7 +240,9 @@ class UTLanguageModel(_UTBase):
         return DecodingState(self.decoder.new_cache())
 
     def decode_step(self, tokens: Tensor, state: DecodingState) -> Tensor:
-        return self(tokens, cache=state.cache).logits
+        # The decoder alone: no loss or ponder cost to assemble at every generated token.
+        out = self.decoder(self.embedding_dropout(self.embed(tokens)), cache=state.cache)
+        return self._logits(out.hidden)
 
     def prefill(self, prompt: Tensor) -> tuple[DecodingState, Tensor]:
         """Run the prompt ``[B, n]`` through once; returns the state and next-token logits."""

@@ -90,8 +90,12 @@ class UTBlock(nn.Module):
 
     def _sublayer(self, x: Tensor, fn, norm: nn.LayerNorm) -> Tensor:
         if self.pre_norm:
-            return x + self.dropout(fn(norm(x)))
-        return norm(x + self.dropout(fn(x)))
+            return x + self._dropout(fn(norm(x)))
+        return norm(x + self._dropout(fn(x)))
+
+    def _dropout(self, x: Tensor) -> Tensor:
+        # Identity in eval mode: skipping the module call matters when decoding token by token.
+        return self.dropout(x) if self.training else x
 
     @staticmethod
     def _attend(attn, h, kv, mask, need_weights, weights, name) -> Tensor:

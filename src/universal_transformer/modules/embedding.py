@@ -87,6 +87,23 @@ class CoordinateEmbedding(nn.Module):
             self._sin_positions = self._table(max(needed, 2 * self._sin_positions.shape[0]), self._sin_positions)
         return self._sin_positions[index].to(self._dtype())
 
+    def position_span(self, start: int, length: int) -> Tensor | None:
+        """Position signal ``[length, d]`` of positions ``start .. start+length-1``, the same for
+        every row (a slice of the table: no lookup; what incremental decoding needs), or None."""
+        if self.position_kind == "none":
+            return None
+        end = start + length
+        if self.position_table is not None:
+            if end > self.max_position:
+                raise ValueError(
+                    f"position {end - 1} exceeds max_position={self.max_position} "
+                    "of the learned position embedding; raise max_position in the config"
+                )
+            return self.position_table.weight[start:end]
+        if end > self._sin_positions.shape[0]:
+            self._sin_positions = self._table(max(end, 2 * self._sin_positions.shape[0]), self._sin_positions)
+        return self._sin_positions[start:end].to(self._dtype())
+
     def timestep(self, step: int) -> Tensor | None:
         """Timestep signal ``[d]`` for step ``step`` (1-based), or None if disabled."""
         if self.timestep_kind == "none":

@@ -92,7 +92,7 @@ class _StepContext:
     """Everything a step needs that does not change over steps."""
 
     positions: Tensor  # [B, L] position ids for the embedding
-    position_signal: Tensor | None  # [B, L, d] their signal, computed once per forward
+    position_signal: Tensor | None  # [B, L, d] (or [L, d] for 0..L-1 after the cache) their signal, once per forward
     query_index: Tensor  # [L] sequence index of each new position
     key_index: Tensor  # [Lk] sequence index of each key (cache + new)
     key_padding: Tensor | None  # [B, Lk]
@@ -205,6 +205,9 @@ class RecurrentStack(nn.Module):
         key_index = torch.arange(start + n, device=h.device)
         if positions is None:
             positions = query_index.expand(b, n)
+            position_signal = self.coordinates.position_span(start, n)  # [n, d], broadcast over rows
+        else:
+            position_signal = self.coordinates.position(positions)
         key_padding = padding
         if cache is not None:
             if padding is not None or cache.padding is not None:
@@ -223,7 +226,7 @@ class RecurrentStack(nn.Module):
                     cache.memory_kv = memory_kv
         ctx = _StepContext(
             positions=positions,
-            position_signal=self.coordinates.position(positions),
+            position_signal=position_signal,
             query_index=query_index,
             key_index=key_index,
             key_padding=key_padding,

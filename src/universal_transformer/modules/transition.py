@@ -19,7 +19,8 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor, padding: Tensor | None = None, state: dict | None = None) -> Tensor:
-        return self.linear2(self.dropout(F.relu(self.linear1(x))))
+        h = F.relu(self.linear1(x))
+        return self.linear2(self.dropout(h) if self.training else h)
 
 
 def _conv_over_positions(
