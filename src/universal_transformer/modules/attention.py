@@ -74,6 +74,7 @@ class MultiHeadAttention(nn.Module):
         self.q_proj = nn.Linear(d_model, d_model)
         self.kv_proj = nn.Linear(d_model, 2 * d_model)
         self.out_proj = nn.Linear(d_model, d_model)
+        self._fused: tuple[tuple[Tensor, ...], tuple, Tensor, Tensor] | None = None  # see _fused_qkv_weights
 
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values ``[B, h, L, dh]`` of inputs ``[B, L, d]``."""
@@ -98,8 +99,54 @@ class MultiHeadAttention(nn.Module):
         Returns the output ``[B, Lq, d]`` and, if ``need_weights``, the attention
         probabilities ``[B, h, Lq, Lk]`` (computed explicitly; slower).
         """
-        b, n, d = query.shape
-        q = self.q_proj(query).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+        return self._attend(self._heads(self.q_proj(query)), kv, mask, need_weights)
+
+    def self_attention(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: "KVCache | None" = None,
+        need_weights: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Self-attention of ``x [B, L, d]``: queries, keys and values all from ``x``; the new
+        keys/values are first appended to ``cache`` (incremental decoding) if given.
+
+        Without gradients (decoding, evaluation) the three projections are one matrix
+        product with the concatenated weights: one product instead of two per step matters
+        when decoding one token at a time, where the products are small.
+        """
+        d = x.shape[-1]
+        if torch.is_grad_enabled():
+            q, kv = self.q_proj(x), self.kv_proj(x)
+        else:
+            q, kv = F.linear(x, *self._fused_qkv_weights()).split((d, 2 * d), dim=-1)
+        k, v = self.split_kv(kv)
+        if cache is not None:
+            k, v = cache.append(k, v)
+        return self._attend(self._heads(q), (k, v), mask, need_weights)
+
+    def _fused_qkv_weights(self) -> tuple[Tensor, Tensor]:
+        """``[q_proj; kv_proj]`` weight and bias, concatenated once and reused until a
+        parameter changes (in-place updates bump a tensor's version; moves change its storage)."""
+        q, kv = self.q_proj, self.kv_proj
+        params = (q.weight, kv.weight, q.bias, kv.bias)
+        key = tuple((p._version, p.data_ptr()) for p in params)
+        fused = self._fused
+        if fused is None or fused[1] != key or any(a is not b for a, b in zip(fused[0], params)):
+            with torch.no_grad():
+                fused = self._fused = (params, key, torch.cat(params[:2]), torch.cat(params[2:]))
+        return fused[2], fused[3]
+
+    def _heads(self, x: Tensor) -> Tensor:
+        """``[B, L, d]`` -> ``[B, h, L, dh]``."""
+        b, n, _ = x.shape
+        return x.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def _attend(
+        self, q: Tensor, kv: tuple[Tensor, Tensor], mask: Tensor | None, need_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        b, _, n, _ = q.shape
         k, v = kv
         dropout = self.dropout if self.training else 0.0
         weights = None
@@ -111,7 +158,7 @@ class MultiHeadAttention(nn.Module):
             out = F.dropout(weights, dropout, self.training) @ v
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-        out = out.transpose(1, 2).reshape(b, n, d)
+        out = out.transpose(1, 2).reshape(b, n, self.num_heads * self.head_dim)
         return self.out_proj(out), weights
 
 

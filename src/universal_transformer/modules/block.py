@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
+from .attention import KVCache, MultiHeadAttention
 from .transition import make_transition
 
 
@@ -68,18 +68,34 @@ class UTBlock(nn.Module):
     def forward(
         self,
         x: Tensor,
-        self_kv: tuple[Tensor, Tensor],
+        self_kv: tuple[Tensor, Tensor] | None = None,
         self_mask: Tensor | None = None,
         *,
+        kv_cache: KVCache | None = None,
         memory_kv: tuple[Tensor, Tensor] | None = None,
         memory_mask: Tensor | None = None,
         padding: Tensor | None = None,
         conv_state: dict | None = None,
         need_weights: bool = False,
     ) -> tuple[Tensor, dict[str, Tensor]]:
-        """Update query rows ``x [B, Lq, d]``; returns ``H`` and attention weights if asked."""
+        """Update query rows ``x [B, Lq, d]``; returns ``H`` and attention weights if asked.
+
+        ``self_kv`` are the keys/values of all positions (see :meth:`self_kv`; when only
+        some positions are queries, as in ACT); without them every row of ``x`` is a query,
+        key and value, the keys/values first appended to ``kv_cache`` if given.
+        """
         weights: dict[str, Tensor] = {}
-        a = self._sublayer(x, lambda h: self._attend(self.self_attn, h, self_kv, self_mask, need_weights, weights, "self"), self.norm_self)
+
+        def self_attend(h: Tensor) -> Tensor:
+            if self_kv is None:
+                out, w = self.self_attn.self_attention(h, self_mask, cache=kv_cache, need_weights=need_weights)
+            else:
+                out, w = self.self_attn(h, self_kv, self_mask, need_weights=need_weights)
+            if w is not None:
+                weights["self"] = w
+            return out
+
+        a = self._sublayer(x, self_attend, self.norm_self)
         if self.cross_attn is not None:
             assert memory_kv is not None and self.norm_cross is not None, "the decoder needs the encoder output"
             a = self._sublayer(

@@ -102,7 +102,7 @@ class CoordinateEmbedding(nn.Module):
             return self.position_table.weight[start:end]
         if end > self._sin_positions.shape[0]:
             self._sin_positions = self._table(max(end, 2 * self._sin_positions.shape[0]), self._sin_positions)
-        return self._sin_positions[start:end].to(self._dtype())
+        return self._sin_positions[start:end]  # the tables follow the module's dtype (_apply)
 
     def timestep(self, step: int) -> Tensor | None:
         """Timestep signal ``[d]`` for step ``step`` (1-based), or None if disabled."""
@@ -113,7 +113,7 @@ class CoordinateEmbedding(nn.Module):
             return self.timestep_table.weight[min(step, self.max_steps) - 1]
         if step >= self._sin_steps.shape[0]:
             self._sin_steps = self._table(2 * step, self._sin_steps)
-        return self._sin_steps[step].to(self._dtype())
+        return self._sin_steps[step]
 
     def _dtype(self) -> torch.dtype:
         for p in self.parameters():

@@ -91,10 +91,10 @@ class StackCache:
 class _StepContext:
     """Everything a step needs that does not change over steps."""
 
-    positions: Tensor  # [B, L] position ids for the embedding
+    positions: Tensor | None  # [B, L] position ids given to the stack (None: 0..L-1 after the cache)
     position_signal: Tensor | None  # [B, L, d] (or [L, d] for 0..L-1 after the cache) their signal, once per forward
-    query_index: Tensor  # [L] sequence index of each new position
-    key_index: Tensor  # [Lk] sequence index of each key (cache + new)
+    query_index: Tensor | None  # [L] sequence index of each new position (None when no mask needs it)
+    key_index: Tensor | None  # [Lk] sequence index of each key (cache + new)
     key_padding: Tensor | None  # [B, Lk]
     self_mask: Tensor | None  # [B, 1, L, Lk] self-attention mask of all new positions (the same every step)
     padding: Tensor | None  # [B, L]
@@ -166,7 +166,7 @@ class RecurrentStack(nn.Module):
         """The block of step ``step`` (1-based): the shared one, or that layer's own."""
         return self.blocks[0] if len(self.blocks) == 1 else self.blocks[step - 1]
 
-    def signal(self, positions: Tensor, step: int, position_signal: Tensor | None = None) -> Tensor | None:
+    def signal(self, positions: Tensor | None, step: int, position_signal: Tensor | None = None) -> Tensor | None:
         """``P^t`` for ``positions [B, L]`` (eq. 6-7); position only at step 1 unless every step.
 
         ``position_signal`` is the position part if already computed (it does not change over steps).
@@ -201,10 +201,12 @@ class RecurrentStack(nn.Module):
         """
         b, n, _ = h.shape
         start = cache.length if cache is not None else 0
-        query_index = torch.arange(start, start + n, device=h.device)
-        key_index = torch.arange(start + n, device=h.device)
+        # Sequence indices build causal masks; one new token after the cache needs none (it
+        # sees every key), so incremental decoding without ACT skips them.
+        indexed = self.act or (self.causal and n > 1)
+        query_index = torch.arange(start, start + n, device=h.device) if indexed else None
+        key_index = torch.arange(start + n, device=h.device) if indexed else None
         if positions is None:
-            positions = query_index.expand(b, n)
             position_signal = self.coordinates.position_span(start, n)  # [n, d], broadcast over rows
         else:
             position_signal = self.coordinates.position(positions)
@@ -232,7 +234,8 @@ class RecurrentStack(nn.Module):
             key_padding=key_padding,
             # One new token after the cache sees every key: no causal mask to build.
             self_mask=attention_mask(
-                key_padding, causal=self.causal and n > 1, query_index=query_index.expand(b, n), key_index=key_index
+                key_padding, causal=self.causal and n > 1,
+                query_index=query_index.expand(b, n) if query_index is not None else None, key_index=key_index,
             ),
             padding=padding,
             memory_kv=memory_kv,
@@ -284,15 +287,18 @@ class RecurrentStack(nn.Module):
             )
         memory_kv = ctx.memory_kv[0 if len(ctx.memory_kv) == 1 else step - 1] if ctx.memory_kv is not None else None
         conv_state = ctx.cache.conv[step - 1] if ctx.cache is not None else None
+        kv_cache = ctx.cache.self_kv[step - 1] if ctx.cache is not None else None
         padding = ctx.padding if rows is None else None
 
         def run(x: Tensor, xq: Tensor) -> tuple[Tensor, dict[str, Tensor]]:
-            kv = blk.self_kv(x) if given_kv is None else given_kv
-            if ctx.cache is not None:
-                kv = ctx.cache.self_kv[step - 1].append(*kv)
+            kv = None  # every row is a query: the block projects queries, keys and values together
+            if rows is not None or given_kv is not None:
+                kv = blk.self_kv(x) if given_kv is None else given_kv
+                if kv_cache is not None:
+                    kv = kv_cache.append(*kv)
             return blk(
-                xq, kv, mask, memory_kv=memory_kv, memory_mask=ctx.memory_mask, padding=padding,
-                conv_state=conv_state, need_weights=ctx.need_weights,
+                xq, kv, mask, kv_cache=kv_cache if kv is None else None, memory_kv=memory_kv,
+                memory_mask=ctx.memory_mask, padding=padding, conv_state=conv_state, need_weights=ctx.need_weights,
             )
 
         if self.gradient_checkpointing and self.training and torch.is_grad_enabled() and ctx.cache is None:
