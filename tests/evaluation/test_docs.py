@@ -330,10 +330,10 @@ def test_lm_lambada_table_rows_by_set_then_model():
     assert TABLES["lm-lambada"](records) == "\n".join([
         "| set | model | accuracy | target perplexity | RC accuracy | OOV targets |",
         "|---|---|---|---|---|---|",
-        "| test | LSTM | 0.02 | 4627.8 | 0.25 | 2210 of 5153 |",
-        "| test | UT | 0.01 | 5210.5 | 0.24 | 2210 of 5153 |",
-        "| control | UT | 0.05 | 901.4 | 0.11 | 688 of 5000 |",
-        "| test (OpenAI) | UT | 0.03 | 4316.1 | 0.28 | 2934 of 5153 |",
+        "| test | LSTM | 0.018 | 4627.8 | 0.253 | 2210 of 5153 |",
+        "| test | UT | 0.012 | 5210.5 | 0.241 | 2210 of 5153 |",
+        "| control | UT | 0.046 | 901.4 | 0.109 | 688 of 5000 |",
+        "| test (OpenAI) | UT | 0.031 | 4316.1 | 0.277 | 2934 of 5153 |",
     ])
 
 
