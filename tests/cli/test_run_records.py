@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from universal_transformer.evaluation.records import RunRecord
+from universal_transformer.models.base import PretrainedModel
 
 from ..training.conftest import run_ut, tiny_config  # noqa: F401 (a fixture)
 
@@ -29,6 +30,7 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert record.status == "done" and record.steps == 24 and record.best_step == summary["best_step"]
     assert record.metrics["test"]["len12/char_accuracy"] == summary["test"]["len12/char_accuracy"]
     assert RunRecord.load(run / "record.json").to_dict() == record.to_dict()
+    assert record.parameters == PretrainedModel.from_pretrained(run / "best").num_parameters()
 
     rescored = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]",
                       "--record", "algorithmic/tiny-ut-len5", "--results", str(results))
@@ -36,6 +38,7 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     again = RunRecord.load(results / "algorithmic/tiny-ut-len5.json")
     assert again.status == "rescored" and again.steps == 24 and "len5/char_accuracy" in again.metrics["test"]
     assert again.metrics["validation"] == record.metrics["validation"]
+    assert again.parameters == record.parameters
 
 
 def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, tiny_config):

@@ -28,6 +28,23 @@ def test_round_trip_is_exact_and_deterministic(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["run.json"]  # no temporary file left behind
 
 
+def test_parameters_are_optional_and_older_records_resave_unchanged(tmp_path):
+    counted = make_record(parameters=1_905_281)
+    path = counted.save(tmp_path / "counted.json")
+    assert json.loads(path.read_text())["parameters"] == 1_905_281
+    assert RunRecord.load(path) == counted
+
+    older = make_record().to_dict()  # a record written before records had a parameter count
+    assert "parameters" not in older
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(older, indent=2, sort_keys=True) + "\n")
+    text = path.read_text()
+    record = RunRecord.load(path)
+    assert record.parameters is None
+    record.save(path)
+    assert path.read_text() == text  # no "parameters": null added
+
+
 def _write(tmp_path, data, name="bad.json"):
     path = tmp_path / name
     path.write_text(json.dumps(data))
@@ -49,6 +66,7 @@ def _write(tmp_path, data, name="bad.json"):
         (lambda d: d["metrics"]["test"].update(acc={"a": 1}), "key 'metrics.test.acc' must be a finite number"),
         (lambda d: d.update(created="yesterday"), "key 'created' must be an ISO 8601 time"),
         (lambda d: d.update(wall_time_seconds=-1.0), "key 'wall_time_seconds' must be a number >= 0"),
+        (lambda d: d.update(parameters=1.5e6), "key 'parameters' must be an integer >= 0 or null, got float"),
     ],
 )
 def test_malformed_record_names_file_and_key(tmp_path, change, message):

@@ -185,17 +185,19 @@ def run_eval(args: argparse.Namespace) -> int:
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
     if args.record:
-        path = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record).save(
-            args.results / f"{args.record}.json")
+        path = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record,
+                               parameters=model.num_parameters()).save(args.results / f"{args.record}.json")
         print(f"wrote {path}")
     return 0
 
 
-def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, metrics: dict, *, name: str):
+def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, metrics: dict, *, name: str,
+                    parameters: int | None = None):
     """The run's record with ``split`` metrics from a new evaluation (status ``rescored``).
 
     Training facts (steps, wall time, validation) come from the run's own record, or from
-    its ``metrics.json`` / ``metrics.jsonl`` for runs older than records.
+    its ``metrics.json`` / ``metrics.jsonl`` for runs older than records. ``parameters``
+    (the evaluated model's count) fills in a record written before records had it.
     """
     from ..evaluation.records import RunRecord, git_commit, machine_info
 
@@ -208,6 +210,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
             commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,
             best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other]}, status="rescored",
             notes=[*old.notes, f"{split} re-scored by: {command_line()}"],
+            parameters=old.parameters if old.parameters is not None else parameters,
         )
     lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
     log = [json.loads(line) for line in lines]
@@ -220,6 +223,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         best_step=best.get("step"), status="rescored",
         metrics={"validation": validation, "test": evaluated} if split == "test" else {"validation": evaluated, "test": {}},
         notes=["training facts from metrics.jsonl (the run predates run records); machine = the re-scoring machine"],
+        parameters=parameters,
     )
 
 

@@ -8,7 +8,9 @@ and test metrics. ``ut report`` builds the tables of ``docs/results.md`` from th
 
 The file format (schema 1) is the JSON object of :meth:`RunRecord.to_dict`: exactly the
 fields of :class:`RunRecord`, written with sorted keys, two-space indent and a trailing
-newline, so that a record re-saved unchanged is byte-identical.
+newline, so that a record re-saved unchanged is byte-identical. The optional fields
+(:data:`OPTIONAL_FIELDS`, e.g. ``parameters``) were added later: a file without them reads
+as None, and a None one is left out of the file, so older records load and re-save unchanged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ STATUSES = ("done", "early_stopped", "time_limit", "rescored")
 re-computed after training, e.g. by ``ut eval --split test``)."""
 CONFIG_SECTIONS = ("model_class", "model", "task", "train")
 METRIC_SPLITS = ("validation", "test")
+OPTIONAL_FIELDS = ("parameters",)
+"""Fields that may be missing from a file (read as None) and are not written when None."""
 
 
 class RecordError(ValueError):
@@ -61,6 +65,7 @@ class RunRecord:
     created: str = field(default_factory=utc_now)
     notes: list[str] = field(default_factory=list)
     schema: int = SCHEMA
+    parameters: int | None = None  # the model's parameter count; None in records written before it
 
     def __post_init__(self) -> None:
         self.validate("RunRecord")
@@ -103,8 +108,9 @@ class RunRecord:
             raise RecordError(f"{source}: key 'created' must be an ISO 8601 time, got {self.created!r}") from None
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a JSON-ready dict (the file format)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The record as a JSON-ready dict (the file format; optional fields only when set)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if not (f.name in OPTIONAL_FIELDS and getattr(self, f.name) is None)}
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "record") -> "RunRecord":
@@ -115,12 +121,12 @@ class RunRecord:
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise RecordError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; known: {', '.join(names)}")
-        missing = [name for name in names if name not in data]
+        missing = [name for name in names if name not in data and name not in OPTIONAL_FIELDS]
         if missing:
             raise RecordError(f"{source}: missing key(s) {', '.join(map(repr, missing))}")
         record = cls.__new__(cls)  # validate with the source's name before anything else can fail
         for name in names:
-            setattr(record, name, data[name])
+            setattr(record, name, data.get(name))
         record.validate(source)
         return record
 
@@ -198,6 +204,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "created": (lambda v: isinstance(v, str), "a string"),
     "notes": (lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v), "a list of strings"),
     "schema": (_is_int, "an integer"),
+    "parameters": (lambda v: v is None or (_is_int(v) and v >= 0), "an integer >= 0 or null"),
 }
 
 

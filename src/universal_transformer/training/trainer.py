@@ -354,6 +354,7 @@ class Trainer:
             metrics={"validation": _plain(self.best["metrics"] or {}), "test": _plain(test)},
             status=status,
             notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"],
+            parameters=self.model.num_parameters(),
         )
         record.save(self.run_dir / "record.json")
         if self.record_name and self.results_dir is not None:
