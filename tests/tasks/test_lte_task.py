@@ -182,15 +182,17 @@ def test_every_lte_config_loads_and_builds():
 
 
 def test_small_ut_learns_copy(tmp_path):
-    """Copy of 1..5 digits (mix), on held-out strings. Seeds 0, 1, 2 reached >= 0.995 sequence
-    accuracy within 250, 750 and 350 steps (chance is about 0)."""
+    """Copy of 1..5 digits (mix), on held-out strings (chance is about 0). Validation accuracy
+    oscillates at this learning rate, so the best checkpoint is kept (early stopping, not a
+    stop at the first good score, which left test accuracy at 0.87-0.90): seeds 0 and 1
+    reached 0.975 and 0.96 test sequence accuracy (best validation at steps 600 and 700)."""
     experiment = ExperimentConfig.from_dict({
         "model_class": "UniversalTransformer",
         "model": {"d_model": 32, "num_heads": 4, "d_ff": 64, "num_steps": 2, "dropout": 0.0, "embedding_dropout": 0.0},
         "task": {"name": "lte", "task": "copy", "max_length": 5, "validation_examples": 200, "test_examples": 200,
                  "eval_batch_size": 200},
-        "train": {"steps": 1000, "lr": 3e-3, "schedule": "constant", "warmup_steps": 50, "batch_tokens": 600,
-                  "eval_every": 50, "stop_at_score": 0.99, "seed": 0, "threads": 1},
+        "train": {"steps": 1500, "lr": 3e-3, "schedule": "constant", "warmup_steps": 50, "batch_tokens": 600,
+                  "eval_every": 100, "early_stopping": 3, "seed": 0, "threads": 1},
     })
     trainer = Trainer(experiment, tmp_path, progress=False)
     summary = trainer.fit()
