@@ -85,37 +85,27 @@ class UTBlock(nn.Module):
         key and value, the keys/values first appended to ``kv_cache`` if given.
         """
         weights: dict[str, Tensor] = {}
-
-        def self_attend(h: Tensor) -> Tensor:
-            if self_kv is None:
-                out, w = self.self_attn.self_attention(h, self_mask, cache=kv_cache, need_weights=need_weights)
-            else:
-                out, w = self.self_attn(h, self_kv, self_mask, need_weights=need_weights)
-            if w is not None:
-                weights["self"] = w
-            return out
-
-        a = self._sublayer(x, self_attend, self.norm_self)
+        h = self.norm_self(x) if self.pre_norm else x
+        if self_kv is None:
+            y, w = self.self_attn.self_attention(h, self_mask, cache=kv_cache, need_weights=need_weights)
+        else:
+            y, w = self.self_attn(h, self_kv, self_mask, need_weights=need_weights)
+        a = self._residual(x, y, self.norm_self)
+        if w is not None:
+            weights["self"] = w
         if self.cross_attn is not None:
             assert memory_kv is not None and self.norm_cross is not None, "the decoder needs the encoder output"
-            a = self._sublayer(
-                a, lambda h: self._attend(self.cross_attn, h, memory_kv, memory_mask, need_weights, weights, "cross"), self.norm_cross
-            )
-        h = self._sublayer(a, lambda h: self.transition(h, padding, conv_state), self.norm_transition)
-        return h, weights
+            h = self.norm_cross(a) if self.pre_norm else a
+            y, w = self.cross_attn(h, memory_kv, memory_mask, need_weights=need_weights)
+            a = self._residual(a, y, self.norm_cross)
+            if w is not None:
+                weights["cross"] = w
+        h = self.norm_transition(a) if self.pre_norm else a
+        return self._residual(a, self.transition(h, padding, conv_state), self.norm_transition), weights
 
-    def _sublayer(self, x: Tensor, fn, norm: nn.LayerNorm) -> Tensor:
-        if self.pre_norm:
-            return x + self._dropout(fn(norm(x)))
-        return norm(x + self._dropout(fn(x)))
-
-    def _dropout(self, x: Tensor) -> Tensor:
-        # Identity in eval mode: skipping the module call matters when decoding token by token.
-        return self.dropout(x) if self.training else x
-
-    @staticmethod
-    def _attend(attn, h, kv, mask, need_weights, weights, name) -> Tensor:
-        out, w = attn(h, kv, mask, need_weights=need_weights)
-        if w is not None:
-            weights[name] = w
-        return out
+    def _residual(self, x: Tensor, y: Tensor, norm: nn.LayerNorm) -> Tensor:
+        """Post-norm ``LayerNorm(x + Dropout(y))``; pre-norm ``x + Dropout(y)`` (``y`` computed
+        from ``LayerNorm(x)``)."""
+        if self.training:  # dropout is the identity in eval mode: no call when decoding token by token
+            y = self.dropout(y)
+        return x + y if self.pre_norm else norm(x + y)
