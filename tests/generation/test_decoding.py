@@ -60,3 +60,28 @@ def test_lstm_cached_decoding_matches_recomputation():
     for row, ref in zip(cached, tokens):
         stop = int((ref == eos).nonzero()[0]) + 1 if bool((ref == eos).any()) else len(ref)
         assert row[:stop].tolist() == ref[:stop].tolist()
+
+
+def test_decoding_sees_weights_changed_since_the_last_decoding():
+    """The fused query/key/value weights of a decoding are made anew for each one, so a change
+    of the weights between decodings (even through ``.data``, which no version counter sees)
+    is used by the next."""
+    torch.manual_seed(0)
+    model = UniversalTransformer(small_config(dropout=0.0)).double().eval()
+    src, tgt = torch.randint(3, 13, (2, 5)), torch.randint(3, 13, (2, 4))
+
+    def cached_logits():
+        with torch.inference_mode():
+            state, _ = model.prefill(src)
+            return torch.stack([model.decode_step(tgt[:, i : i + 1], state)[:, -1] for i in range(tgt.shape[1])], 1)
+
+    before = cached_logits()
+    for block in model.decoder.blocks:
+        block.self_attn.q_proj.weight.data.mul_(-3.0)
+        block.self_attn.kv_proj.weight.data.mul_(2.0)
+    after = cached_logits()
+    bos = torch.full((2, 1), model.config.bos_id)
+    with torch.no_grad():  # teacher-forced full pass with the changed weights
+        reference = model(src, torch.cat((bos, tgt), 1)).logits[:, 1:]
+    torch.testing.assert_close(after, reference)
+    assert not torch.allclose(before, after)

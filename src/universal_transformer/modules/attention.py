@@ -20,6 +20,9 @@ class KVCache:
         self.keys: Tensor | None = None
         self.values: Tensor | None = None
         self.length = 0
+        # Query/key/value weights concatenated for one product per decoded token; made at the
+        # first step of a decoding (the weights cannot change within it; see self_attention).
+        self.fused_qkv: tuple[Tensor, Tensor] | None = None
 
     def append(self, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
         """Add ``[B, h, n, dh]`` keys/values; return views of everything cached so far."""
@@ -74,7 +77,6 @@ class MultiHeadAttention(nn.Module):
         self.q_proj = nn.Linear(d_model, d_model)
         self.kv_proj = nn.Linear(d_model, 2 * d_model)
         self.out_proj = nn.Linear(d_model, d_model)
-        self._fused: tuple[tuple[Tensor, ...], tuple, Tensor, Tensor] | None = None  # see _fused_qkv_weights
 
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values ``[B, h, L, dh]`` of inputs ``[B, L, d]``."""
@@ -112,31 +114,22 @@ class MultiHeadAttention(nn.Module):
         """Self-attention of ``x [B, L, d]``: queries, keys and values all from ``x``; the new
         keys/values are first appended to ``cache`` (incremental decoding) if given.
 
-        Without gradients (decoding, evaluation) the three projections are one matrix
-        product with the concatenated weights: one product instead of two per step matters
-        when decoding one token at a time, where the products are small.
+        When decoding (a cache, no gradients) the projections are one matrix product with
+        the concatenated weights, kept in the cache: one product instead of two per step
+        matters when decoding one token at a time, where the products are small.
         """
         d = x.shape[-1]
-        if torch.is_grad_enabled():
-            q, kv = self.q_proj(x), self.kv_proj(x)
+        if cache is not None and not torch.is_grad_enabled():
+            if cache.fused_qkv is None:
+                cache.fused_qkv = (torch.cat((self.q_proj.weight, self.kv_proj.weight)),
+                                   torch.cat((self.q_proj.bias, self.kv_proj.bias)))
+            q, kv = F.linear(x, *cache.fused_qkv).split((d, 2 * d), dim=-1)
         else:
-            q, kv = F.linear(x, *self._fused_qkv_weights()).split((d, 2 * d), dim=-1)
+            q, kv = self.q_proj(x), self.kv_proj(x)
         k, v = self.split_kv(kv)
         if cache is not None:
             k, v = cache.append(k, v)
         return self._attend(self._heads(q), (k, v), mask, need_weights)
-
-    def _fused_qkv_weights(self) -> tuple[Tensor, Tensor]:
-        """``[q_proj; kv_proj]`` weight and bias, concatenated once and reused until a
-        parameter changes (in-place updates bump a tensor's version; moves change its storage)."""
-        q, kv = self.q_proj, self.kv_proj
-        params = (q.weight, kv.weight, q.bias, kv.bias)
-        key = tuple((p._version, p.data_ptr()) for p in params)
-        fused = self._fused
-        if fused is None or fused[1] != key or any(a is not b for a, b in zip(fused[0], params)):
-            with torch.no_grad():
-                fused = self._fused = (params, key, torch.cat(params[:2]), torch.cat(params[2:]))
-        return fused[2], fused[3]
 
     def _heads(self, x: Tensor) -> Tensor:
         """``[B, L, d]`` -> ``[B, h, L, dh]``."""
