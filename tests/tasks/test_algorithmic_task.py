@@ -175,3 +175,44 @@ def test_little_endian_option_reaches_training_and_evaluation_examples():
                 if little:
                     a, b, total = a[::-1], b[::-1], total[::-1]
                 assert int(a) + int(b) == int(total)
+
+
+def _rows(batch: Seq2SeqBatch) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
+    return {(tuple(s[s != PAD].tolist()), tuple(t[t != PAD].tolist())) for s, t in zip(batch.src, batch.labels)}
+
+
+@pytest.mark.parametrize("name", ["copy", "addition"])
+def test_a_fixed_training_set_is_all_the_batches_ever_hold(name):
+    task = AlgorithmicTask({"task": name, "train_examples": 40, "train_max_length": 12, "bucket_width": 4}, seed=3)
+    pool = {(tuple(s), tuple(t) + (EOS,)) for s, t in task.training_set()}
+    assert len(task.training_set()) == 40
+    seen = set()
+    for step in range(60):
+        batch = task.train_batch(step, batch_tokens=256, max_batch_size=32)
+        rows = _rows(batch)
+        assert rows <= pool, f"step {step}: an example outside the training set"
+        lengths = _source_lengths(name, batch)
+        assert max(lengths) - min(lengths) < 4 + (1 if name == "addition" else 0)  # one bucket (Addition: even lengths)
+        seen |= rows
+    assert len(seen) > 20  # batches do go through the set
+    # the set and the batches are functions of the seed
+    again = AlgorithmicTask({"task": name, "train_examples": 40, "train_max_length": 12, "bucket_width": 4}, seed=3)
+    assert again.training_set() == task.training_set()
+    assert _same(again.train_batch(7, batch_tokens=256, max_batch_size=32), task.train_batch(7, batch_tokens=256, max_batch_size=32))
+    other = AlgorithmicTask({"task": name, "train_examples": 40, "train_max_length": 12}, seed=4)
+    assert other.training_set() != task.training_set()
+
+
+def test_the_endless_stream_keeps_drawing_new_examples():
+    task = _task(train_max_length=12)
+    seen = set()
+    for step in range(60):
+        seen |= _rows(task.train_batch(step, batch_tokens=256, max_batch_size=32))
+    assert len(seen) > 500  # far more than any small fixed set
+    with pytest.raises(ConfigError, match="endless stream"):
+        task.training_set()
+
+
+def test_train_examples_must_be_positive():
+    with pytest.raises(ConfigError, match="task.train_examples"):
+        _task(train_examples=0)

@@ -21,7 +21,8 @@ class AlgorithmicOptions(TaskOptions):
     """``task`` (copy/reverse/addition); training lengths ``train_min_length``..``train_max_length``;
     evaluation at ``validation_lengths`` and ``test_lengths`` with ``eval_examples`` per
     length in batches of ``eval_batch_size``; training batches hold lengths within one
-    bucket of ``bucket_width``."""
+    bucket of ``bucket_width``; ``train_examples`` (see below) picks a fixed training set or
+    an endless stream."""
 
     name = "algorithmic"
 
@@ -36,8 +37,15 @@ class AlgorithmicOptions(TaskOptions):
     # Addition's digits least significant first (the Neural GPU's order: a carry travels
     # in the direction of reading); most significant first when false.
     little_endian: bool = False
+    # None: every slot of every training batch is a fresh example (an endless stream). N: a
+    # fixed training set of N examples drawn once from the seed, lengths uniform over the
+    # training range (tensor2tensor's algorithmic problems generate 100,000 this way;
+    # duplicates among the shortest lengths are kept, as there); batches sample from it.
+    train_examples: int | None = None
 
     def __post_init__(self) -> None:
+        if self.train_examples is not None and int(self.train_examples) < 1:
+            raise ConfigError(f"task.train_examples must be a positive number of examples or null, got {self.train_examples}")
         if self.task not in TASKS:
             raise ConfigError(f"task.task must be one of {', '.join(TASKS)}, got {self.task!r}")
         if not 1 <= self.train_min_length <= self.train_max_length:
@@ -70,6 +78,7 @@ class AlgorithmicTask(Task):
         self.min_length, self.max_length = opts.train_min_length, opts.train_max_length
         self.lengths = {"validation": opts.validation_lengths, "test": opts.test_lengths}
         self.eval_examples, self.eval_batch_size, self.bucket_width = opts.eval_examples, opts.eval_batch_size, opts.bucket_width
+        self._pool: tuple[list[tuple[list[int], list[int]]], dict[int, tuple[int, int]]] | None = None
 
     def model_overrides(self) -> dict[str, Any]:
         return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
@@ -80,8 +89,36 @@ class AlgorithmicTask(Task):
         bottom = max(self.min_length, top - self.bucket_width + 1)
         per_example = 2 * top + 2  # source + target + eos (+ carry/separator slack)
         size = max(1, min(max_batch_size, batch_tokens // per_example))
+        if self.options.train_examples is not None:
+            return collate(self._sample_pool(bottom, top, size, gen))
         lengths = torch.randint(bottom, top + 1, (size,), generator=gen).tolist()
         return collate([make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in lengths])
+
+    def training_set(self) -> list[tuple[list[int], list[int]]]:
+        """The fixed training examples (``train_examples``), sorted by length; drawn once from the seed."""
+        if self.options.train_examples is None:
+            raise ConfigError("task.train_examples is null: training examples are an endless stream, not a set")
+        if self._pool is None:
+            gen = torch.Generator().manual_seed(7_777_777 + 104_729 * self.seed)
+            lengths = torch.randint(self.min_length, self.max_length + 1, (int(self.options.train_examples),), generator=gen)
+            ordered = sorted(lengths.tolist())
+            pairs = [make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in ordered]
+            spans: dict[int, tuple[int, int]] = {}  # length -> its slice of the sorted pairs
+            for i, n in enumerate(ordered):
+                first, _ = spans.get(n, (i, i))
+                spans[n] = (first, i + 1)
+            self._pool = (pairs, spans)
+        return self._pool[0]
+
+    def _sample_pool(self, bottom: int, top: int, size: int, gen: torch.Generator) -> list[tuple[list[int], list[int]]]:
+        """``size`` examples of the training set with lengths in ``bottom..top`` (uniformly over
+        those examples; over the whole set if none has such a length)."""
+        pairs = self.training_set()
+        assert self._pool is not None
+        spans = [span for n, span in self._pool[1].items() if bottom <= n <= top]
+        first, end = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, len(pairs))
+        picks = torch.randint(first, end, (size,), generator=gen).tolist()
+        return [pairs[i] for i in picks]
 
     def eval_batches(self, split: str, length: int) -> list[Seq2SeqBatch]:
         """Fixed evaluation sets: ``eval_examples`` examples of exactly ``length``, seeded by split and length."""
