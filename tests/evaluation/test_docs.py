@@ -143,6 +143,33 @@ def test_algorithmic_table_cells_best_seed_and_partial():
     assert TABLES["algorithmic-len400"]([]) == docs.NO_RECORDS
 
 
+def _lte(task, label, char, seq, *, score=0.5, seed=0, **fields):
+    model_class, model = MODELS[label]
+    return make_record(f"lte/{task}-{label}", model_class=model_class, model=model,
+                       task={"name": "lte", "task": task}, validation={"score": score},
+                       test={"char_accuracy": char, "sequence_accuracy": seq}, seeds=[seed], **fields)
+
+
+def test_lte_table_program_tasks_then_memorisation():
+    records = [
+        _lte("copy", "UT", 0.996, 0.93, score=0.2),
+        _lte("copy", "UT", 0.999, 0.97, score=0.9, seed=1),  # best on validation
+        _lte("copy", "Transformer", 0.98, 0.61, status="time_limit", steps=9000, wall_time_seconds=2400.4),
+        _lte("addition", "LSTM", 0.5, 0.1),
+        _algorithmic("copy", "UT", 0.09, 0.02),  # another family: not shown
+    ]
+    assert TABLES["lte"](records) == "\n".join([
+        "| model | Addition | Copy |",
+        "|---|---|---|",
+        "| LSTM | 0.50 / 0.10 | - |",
+        "| Transformer | - | 0.98 / 0.61 (partial) |",
+        "| UT | - | 1.00 / 0.97 |",
+        "",
+        "partial = stopped at its time limit: lte/copy-Transformer (step 9000, 2400 s)",
+    ])
+    assert TABLES["lte"](records[-1:]) == docs.NO_RECORDS
+
+
 def test_algorithmic_curve_all_lengths_ponder_and_status():
     records = [
         _algorithmic("copy", "UT", 0.09, 0.0),

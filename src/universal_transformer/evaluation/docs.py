@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
+from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder_table, run_tasks, runs_table
 from .records import RunRecord
 
@@ -233,10 +234,11 @@ def _ordered(present: set[str], order: tuple[str, ...]) -> list[str]:
     return [x for x in order if x in present] + sorted(present - set(order))
 
 
-def _accuracy_cell(record: RunRecord, length: int, *, label_partial: bool = True) -> str:
-    """``char / seq`` test accuracy at ``length`` ("-" if not measured)."""
+def _accuracy_cell(record: RunRecord, length: int | None, *, label_partial: bool = True) -> str:
+    """``char / seq`` test accuracy at ``length`` (None: of the one test set) ("-" if not measured)."""
     test = record.metrics["test"]
-    char, seq = test.get(f"len{length}/char_accuracy"), test.get(f"len{length}/sequence_accuracy")
+    at = "" if length is None else f"len{length}/"
+    char, seq = test.get(f"{at}char_accuracy"), test.get(f"{at}sequence_accuracy")
     if char is None and seq is None:
         return "-"
     return f"{fmt_accuracy(char)} / {fmt_accuracy(seq)}" + (" (partial)" if label_partial and record.partial else "")
@@ -290,6 +292,22 @@ for _length in (40, 400):  # the paper's training and test lengths
 del _length
 register_table("algorithmic-curve")(curve_table)
 register_table("demo")(partial(curve_table, name="demo"))
+
+
+@register_table("lte")
+def lte_table(records: list[RunRecord]) -> str:
+    """Learning to Execute (the paper's Section 3.5): rows = models, columns = the program
+    evaluation then the memorisation tasks; cells = test char / sequence accuracy of the best
+    seed on validation, "(partial)" after a run stopped by its time limit."""
+    cells = _algorithmic_cells(family(records, "lte"))
+    if not cells:
+        return NO_RECORDS
+    tasks = _ordered({t for t, _ in cells}, PROGRAM_ORDER + MEMORISATION_ORDER)
+    models = _ordered({m for _, m in cells}, MODELS)
+    rows = [[model, *(_accuracy_cell(cells[t, model], None) if (t, model) in cells else "-" for t in tasks)]
+            for model in models]
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in cells.values() if r.partial]
+    return _table(["model", *(t.capitalize() for t in tasks)], rows) + partial_footnote(partial_runs)
 
 
 # bAbI (the paper's Table 1 and Appendix C), through babi_report's tables.
