@@ -294,6 +294,32 @@ def test_attention_weights_rows_sum_to_one_and_match_sdpa():
     torch.testing.assert_close(out_w.double(), expected, atol=ATOL, rtol=0)
 
 
+@pytest.mark.parametrize("autocast", [False, True])
+def test_bf16_attention_on_the_cpu_follows_the_equations(autocast):
+    """In bf16 on the CPU attention is three plain operations (the fused kernel is slower
+    there), the softmax in float32: equal to the float64 equations within bf16's precision,
+    with the mask obeyed and gradients reaching every input."""
+    torch.manual_seed(16)
+    attn = MultiHeadAttention(D, HEADS).train()  # dropout 0: train mode, so gradients flow as in training
+    q, x = torch.randn(2, 3, D), torch.randn(2, 5, D)
+    key_padding = torch.tensor([[False] * 5, [False, False, True, False, True]])
+    mask = (~key_padding)[:, None, None, :]
+    expected = ref_attention(q.double(), x.double(), attn, _allowed(2, 3, 5, key_padding))
+    if autocast:
+        q.requires_grad_(True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out, _ = attn(q, attn.project_kv(x), mask)
+    else:
+        attn = attn.to(torch.bfloat16)
+        q = q.to(torch.bfloat16).requires_grad_(True)
+        out, _ = attn(q, attn.project_kv(x.to(torch.bfloat16)), mask)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.double(), expected, atol=0.05, rtol=0.02)
+    out.float().square().sum().backward()
+    assert q.grad is not None and torch.isfinite(q.grad).all() and q.grad.abs().sum() > 0
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in attn.parameters())
+
+
 def test_kv_cache_growth_equals_concatenation():
     torch.manual_seed(15)
     cache = KVCache()

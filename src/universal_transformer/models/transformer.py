@@ -13,6 +13,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError, UTClassifierConfig, UTConfig
+from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
 from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
 from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
@@ -40,7 +41,7 @@ class _UTBase(PretrainedModel):
     def __init__(self, config: UTConfig) -> None:
         super().__init__()
         self.config = config
-        self.embedding_dropout = nn.Dropout(config.embedding_dropout)
+        self.embedding_dropout = Dropout(config.embedding_dropout)
 
     @staticmethod
     def _positions(tokens: Tensor, offset: Tensor | None) -> Tensor | None:

@@ -143,16 +143,26 @@ class MultiHeadAttention(nn.Module):
         k, v = kv
         dropout = self.dropout if self.training else 0.0
         weights = None
-        if need_weights:
+        if need_weights or _fused_kernel_is_slow(q):
             scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
-            weights = scores.softmax(-1)
-            out = F.dropout(weights, dropout, self.training) @ v
+            # The softmax in at least float32 (bf16 scores under autocast), as the fused kernel does.
+            probs = scores.softmax(-1, dtype=torch.promote_types(scores.dtype, torch.float32)).to(v.dtype)
+            weights = probs if need_weights else None
+            out = F.dropout(probs, dropout, self.training) @ v
         else:
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
         out = out.transpose(1, 2).reshape(b, n, self.num_heads * self.head_dim)
         return self.out_proj(out), weights
+
+
+def _fused_kernel_is_slow(q: Tensor) -> bool:
+    """On the CPU in bf16 or fp16 (autocast included), PyTorch's fused attention kernel was
+    1.6-6x slower, forward and backward, than the three plain operations (matmul, softmax,
+    matmul) at the sequence lengths of these experiments (docs/performance.md), so those
+    are used there; in float32 and on CUDA the fused kernel stays."""
+    return q.device.type == "cpu" and q.dtype in (torch.bfloat16, torch.float16)
 
 
 def attention_mask(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from .attention import KVCache, MultiHeadAttention
+from .dropout import Dropout
 from .transition import make_transition
 
 
@@ -49,7 +50,7 @@ class UTBlock(nn.Module):
             transition, d_model, d_ff, kernel_size=kernel_size, dropout=dropout, causal=causal
         )
         self.norm_transition = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     @property
     def pointwise(self) -> bool:

@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .dropout import Dropout
+
 
 class FeedForward(nn.Module):
     """Position-wise ``Linear(d, d_ff) -> ReLU -> Dropout -> Linear(d_ff, d)`` (the ``fc`` transition)."""
@@ -16,7 +18,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor, padding: Tensor | None = None, state: dict | None = None) -> Tensor:
         h = F.relu(self.linear1(x))
@@ -79,7 +81,7 @@ class SepConvTransition(nn.Module):
         self.depthwise = _depthwise(d_model, kernel_size, causal)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor, padding: Tensor | None = None, state: dict | None = None) -> Tensor:
         """``x [B, L, d]``; ``padding [B, L]`` True at padding positions."""
@@ -113,7 +115,7 @@ class SepConvT2TTransition(nn.Module):
         self.pointwise1 = nn.Linear(d_model, d_ff)
         self.depthwise2 = _depthwise(d_ff, kernel_sizes[1], causal)
         self.pointwise2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor, padding: Tensor | None = None, state: dict | None = None) -> Tensor:
         """``x [B, L, d]``; ``padding [B, L]`` True at padding positions."""
