@@ -297,7 +297,7 @@ def test_attention_weights_rows_sum_to_one_and_match_sdpa():
 @pytest.mark.parametrize("autocast", [False, True])
 def test_bf16_attention_on_the_cpu_follows_the_equations(autocast):
     """In bf16 on the CPU attention is three plain operations (the fused kernel is slower
-    there), the softmax in float32: equal to the float64 equations within bf16's precision,
+    there), the softmax accumulating in float32: equal to the float64 equations within bf16's precision,
     with the mask obeyed and gradients reaching every input."""
     torch.manual_seed(16)
     attn = MultiHeadAttention(D, HEADS).train()  # dropout 0: train mode, so gradients flow as in training

@@ -147,8 +147,9 @@ class MultiHeadAttention(nn.Module):
             scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
-            # The softmax in at least float32 (bf16 scores under autocast), as the fused kernel does.
-            probs = scores.softmax(-1, dtype=torch.promote_types(scores.dtype, torch.float32)).to(v.dtype)
+            # bf16 scores (autocast) need no float32 copy: the CPU softmax kernel accumulates in
+            # float32 and rounds only its output, as the fused kernel does.
+            probs = scores.softmax(-1)
             weights = probs if need_weights else None
             out = F.dropout(probs, dropout, self.training) @ v
         else:
