@@ -110,8 +110,9 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     inputs.write_text("1234\r\n56\n777\n")
     greedy = run_ut("generate", str(run), "--input-file", str(inputs))
     assert greedy.returncode == 0 and len(greedy.stdout.splitlines()) == 3, greedy.stderr
-    single = [run_ut("generate", str(run), "--input", text).stdout.strip() for text in ("1234", "56", "777")]
-    assert greedy.stdout.splitlines() == single  # batched with padding = one at a time
+    single = [run_ut("generate", str(run), "--input", text, "--threads", "1").stdout.strip() for text in ("1234", "56", "777")]
+    assert greedy.stdout.splitlines() == single  # batched with padding = one at a time (on one thread too)
+    assert run_ut("generate", str(run), "--input", "1", "--threads", "0").returncode == 2
     beam1 = run_ut("generate", str(run), "--input-file", str(inputs), "--beam", "1")
     assert beam1.stdout == greedy.stdout, beam1.stderr
     nbest = run_ut("generate", str(run), "--input", "1234", "--beam", "3", "--nbest", "3")
