@@ -85,3 +85,21 @@ def test_decoding_sees_weights_changed_since_the_last_decoding():
         reference = model(src, torch.cat((bos, tgt), 1)).logits[:, 1:]
     torch.testing.assert_close(after, reference)
     assert not torch.allclose(before, after)
+
+
+def test_tables_grown_while_generating_still_train():
+    """Generation runs under inference mode; the sinusoid tables it grows (longer outputs,
+    more steps at test time) must stay ordinary tensors that a later training step can use."""
+    from universal_transformer import UTConfig, UTLanguageModel
+
+    torch.manual_seed(0)
+    model = UTLanguageModel(UTConfig(vocab_size=20, d_model=16, num_heads=2, d_ff=32, num_steps=2, max_position=8,
+                                     act=True, dropout=0.0))
+    coordinates = model.decoder.coordinates
+    model.configure_runtime(depth=8)  # beyond the step table
+    generate(model, torch.randint(3, 20, (2, 4)), max_new_tokens=12, stop_at_eos=False)  # beyond the position table
+    assert coordinates._sin_positions.shape[0] > 8 and coordinates._sin_steps.shape[0] > 8
+    assert not coordinates._sin_positions.is_inference() and not coordinates._sin_steps.is_inference()
+    model.configure_runtime(depth=4)
+    tokens = torch.randint(3, 20, (2, 14))
+    model.train()(tokens[:, :-1], tokens[:, 1:]).loss.backward()  # FrozenKeyValues saves the step signal

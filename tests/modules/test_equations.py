@@ -320,6 +320,20 @@ def test_bf16_attention_on_the_cpu_follows_the_equations(autocast):
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in attn.parameters())
 
 
+def test_bf16_attention_row_without_keys_is_zero_like_the_fused_kernel():
+    torch.manual_seed(17)
+    attn = MultiHeadAttention(D, HEADS).eval()
+    q, x = torch.randn(2, 3, D), torch.randn(2, 5, D)
+    mask = torch.ones(2, 1, 3, 5, dtype=torch.bool)
+    mask[1, :, 2] = False  # query 2 of row 1 may see no key
+    with torch.no_grad():
+        fused, _ = attn(q, attn.project_kv(x), mask)  # float32: scaled_dot_product_attention
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            plain, weights = attn(q, attn.project_kv(x), mask, need_weights=True)
+    assert torch.isfinite(plain).all() and torch.all(weights[1, :, 2] == 0)
+    torch.testing.assert_close(plain.float(), fused, atol=0.05, rtol=0.02)
+
+
 def test_kv_cache_growth_equals_concatenation():
     torch.manual_seed(15)
     cache = KVCache()

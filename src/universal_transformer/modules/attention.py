@@ -150,6 +150,8 @@ class MultiHeadAttention(nn.Module):
             # bf16 scores (autocast) need no float32 copy: the CPU softmax kernel accumulates in
             # float32 and rounds only its output, as the fused kernel does.
             probs = scores.softmax(-1)
+            if mask is not None:  # a row with no key to see gives 0, as the fused kernel does (not NaN)
+                probs = probs.masked_fill(~mask, 0.0)
             weights = probs if need_weights else None
             out = F.dropout(probs, dropout, self.training) @ v
         else:

@@ -68,8 +68,13 @@ class CoordinateEmbedding(nn.Module):
         return self
 
     def _table(self, rows: int, like: Tensor) -> Tensor:
-        """Sinusoids of ``0..rows-1`` in ``like``'s dtype and on its device."""
-        return sinusoid(torch.arange(rows, device=like.device), self.d_model, like.dtype)
+        """Sinusoids of ``0..rows-1`` in ``like``'s dtype and on its device.
+
+        A table that grows during generation (``torch.inference_mode``) must not become an
+        inference tensor: training later in the same process could not save it for backward.
+        """
+        with torch.inference_mode(False), torch.no_grad():
+            return sinusoid(torch.arange(rows, device=like.device), self.d_model, like.dtype)
 
     def position(self, index: Tensor) -> Tensor | None:
         """Position signal for integer positions ``index`` (any shape), or None if disabled."""
