@@ -249,18 +249,24 @@ def _lengths(records: list[RunRecord]) -> list[int]:
     return sorted(found)
 
 
-def algorithmic_table(records: list[RunRecord], length: int, *, name: str = "algorithmic") -> str:
-    """Rows = models, columns = tasks; cells = test char / sequence accuracy at ``length``
-    of the best seed on validation, "(partial)" after a run stopped by its time limit."""
+def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], length: int | None) -> str:
+    """Rows = models, columns = tasks of the family ``name``; cells = test char / sequence
+    accuracy (at ``length``, or of the one test set) of the best seed on validation, "(partial)"
+    after a run stopped by its time limit."""
     cells = _algorithmic_cells(family(records, name))
     if not cells:
         return NO_RECORDS
-    tasks = _ordered({t for t, _ in cells}, TASK_ORDER)
+    tasks = _ordered({t for t, _ in cells}, order)
     models = _ordered({m for _, m in cells}, MODELS)
     rows = [[model, *(_accuracy_cell(cells[t, model], length) if (t, model) in cells else "-" for t in tasks)]
             for model in models]
-    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in cells.values() if r.partial]
-    return _table(["model", *(f"{t.capitalize()} (len {length})" for t in tasks)], rows) + partial_footnote(partial_runs)
+    suffix = "" if length is None else f" (len {length})"
+    return _table(["model", *(f"{t.capitalize()}{suffix}" for t in tasks)], rows) + partial_footnote(_partial_runs(cells))
+
+
+def algorithmic_table(records: list[RunRecord], length: int, *, name: str = "algorithmic") -> str:
+    """The algorithmic tasks at test ``length`` (see :func:`_task_table`)."""
+    return _task_table(records, name, TASK_ORDER, length)
 
 
 def curve_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
@@ -296,18 +302,9 @@ register_table("demo")(partial(curve_table, name="demo"))
 
 @register_table("lte")
 def lte_table(records: list[RunRecord]) -> str:
-    """Learning to Execute (the paper's Section 3.5): rows = models, columns = the program
-    evaluation then the memorisation tasks; cells = test char / sequence accuracy of the best
-    seed on validation, "(partial)" after a run stopped by its time limit."""
-    cells = _algorithmic_cells(family(records, "lte"))
-    if not cells:
-        return NO_RECORDS
-    tasks = _ordered({t for t, _ in cells}, PROGRAM_ORDER + MEMORISATION_ORDER)
-    models = _ordered({m for _, m in cells}, MODELS)
-    rows = [[model, *(_accuracy_cell(cells[t, model], None) if (t, model) in cells else "-" for t in tasks)]
-            for model in models]
-    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in cells.values() if r.partial]
-    return _table(["model", *(t.capitalize() for t in tasks)], rows) + partial_footnote(partial_runs)
+    """Learning to Execute (the paper's Section 3.5): the program evaluation then the
+    memorisation tasks (see :func:`_task_table`)."""
+    return _task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None)
 
 
 # bAbI (the paper's Table 1 and Appendix C), through babi_report's tables.
@@ -394,7 +391,8 @@ def _ponder_cell(metrics: dict[str, Any]) -> str:
     return fmt_accuracy(mean) + (f" ± {fmt_accuracy(std)}" if isinstance(std, (int, float)) else "")
 
 
-def _partial_runs(models: dict[str, RunRecord]) -> list[tuple[str, int, float]]:
+def _partial_runs(models: dict[Any, RunRecord]) -> list[tuple[str, int, float]]:
+    """(experiment, steps, wall seconds) of the runs stopped by their time limit, for :func:`partial_footnote`."""
     return [(r.experiment, r.steps, r.wall_time_seconds) for r in models.values() if r.partial]
 
 

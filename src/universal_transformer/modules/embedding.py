@@ -90,7 +90,7 @@ class CoordinateEmbedding(nn.Module):
         needed = int(index.max()) + 1 if index.numel() else 0
         if needed > self._sin_positions.shape[0]:
             self._sin_positions = self._table(max(needed, 2 * self._sin_positions.shape[0]), self._sin_positions)
-        return self._sin_positions[index].to(self._dtype())
+        return self._sin_positions[index]  # the tables follow the module's dtype (_apply)
 
     def position_span(self, start: int, length: int) -> Tensor | None:
         """Position signal ``[length, d]`` of positions ``start .. start+length-1``, the same for
@@ -119,11 +119,6 @@ class CoordinateEmbedding(nn.Module):
         if step >= self._sin_steps.shape[0]:
             self._sin_steps = self._table(2 * step, self._sin_steps)
         return self._sin_steps[step]
-
-    def _dtype(self) -> torch.dtype:
-        for p in self.parameters():
-            return p.dtype
-        return self._sin_positions.dtype
 
 
 class TokenEmbedding(nn.Module):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ class AlgorithmicTask(Task):
         self.min_length, self.max_length = opts.train_min_length, opts.train_max_length
         self.lengths = {"validation": opts.validation_lengths, "test": opts.test_lengths}
         self.eval_examples, self.eval_batch_size, self.bucket_width = opts.eval_examples, opts.eval_batch_size, opts.bucket_width
-        self._pool: tuple[list[tuple[list[int], list[int]]], dict[int, tuple[int, int]]] | None = None
+        self._pool: tuple[list[tuple[list[int], list[int]]], list[int]] | None = None  # pairs, their lengths (sorted)
 
     def model_overrides(self) -> dict[str, Any]:
         return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
@@ -103,11 +104,7 @@ class AlgorithmicTask(Task):
             lengths = torch.randint(self.min_length, self.max_length + 1, (int(self.options.train_examples),), generator=gen)
             ordered = sorted(lengths.tolist())
             pairs = [make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in ordered]
-            spans: dict[int, tuple[int, int]] = {}  # length -> its slice of the sorted pairs
-            for i, n in enumerate(ordered):
-                first, _ = spans.get(n, (i, i))
-                spans[n] = (first, i + 1)
-            self._pool = (pairs, spans)
+            self._pool = (pairs, ordered)
         return self._pool[0]
 
     def _sample_pool(self, bottom: int, top: int, size: int, gen: torch.Generator) -> list[tuple[list[int], list[int]]]:
@@ -115,8 +112,10 @@ class AlgorithmicTask(Task):
         those examples; over the whole set if none has such a length)."""
         pairs = self.training_set()
         assert self._pool is not None
-        spans = [span for n, span in self._pool[1].items() if bottom <= n <= top]
-        first, end = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, len(pairs))
+        lengths = self._pool[1]  # sorted: the bucket is one slice
+        first, end = bisect.bisect_left(lengths, bottom), bisect.bisect_right(lengths, top)
+        if first == end:
+            first, end = 0, len(pairs)
         picks = torch.randint(first, end, (size,), generator=gen).tolist()
         return [pairs[i] for i in picks]
 
