@@ -11,6 +11,8 @@ import subprocess
 import yaml
 
 from universal_transformer.data.parallel import find_file, read_lines
+from universal_transformer.evaluation.docs import TABLES
+from universal_transformer.evaluation.records import RunRecord
 
 from ..data.test_parallel import MULTI30K, needs_data
 from ..training.conftest import run_ut, ut_command
@@ -78,9 +80,15 @@ def test_tokenizer_train_translate_average_eval_end_to_end(tmp_path):
     single = translate(str(run), "--model", str(tmp_path / "avg"), "--input", "Two dogs play in the snow.", stdin="")
     assert single.stdout == lines[2] + "\n"  # batching changes no output
 
-    evaluated = run_ut("eval", str(run), "--model", str(tmp_path / "avg"), "--split", "test")
+    evaluated = run_ut("eval", str(run), "--model", str(tmp_path / "avg"), "--split", "test", "--threads", "1",
+                       "--record", "mt/tiny-avg3", "--results", str(tmp_path / "results"))
     assert evaluated.returncode == 0, evaluated.stderr
     assert "bleu" in evaluated.stdout and json.loads((run / "eval-test.json").read_text())["sentences"] == 12
+    record = RunRecord.load(tmp_path / "results" / "mt" / "tiny-avg3.json")
+    assert record.status == "rescored" and record.metrics["test"]["decode_seconds"] >= 0
+    assert TABLES["mt"]([record]).splitlines()[2].startswith("| tiny-avg3 | UT | ")
+    bad = translate(str(run), "--threads", "0", stdin="Two dogs.\n")
+    assert bad.returncode == 2 and "--threads must be >= 1, got 0" in bad.stderr
     report = run_ut("report", str(run))
     assert report.returncode == 0, report.stderr
     assert "| run | steps | best step |" in report.stdout

@@ -132,6 +132,7 @@ def test_evaluate_scores_detokenised_output_against_raw_references(corpus_dir, m
         assert metrics["score"] == metrics["bleu"] == pytest.approx(100.0)
         assert "tok:13a" in metrics["bleu_signature"]
     assert (validation["sentences"], validation["beam_size"], test["sentences"], test["beam_size"]) == (4, 1, 4, 4)
+    assert all(m["decode_seconds"] >= 0 and m["sentences_per_second"] > 0 for m in (validation, test))
     with pytest.raises(ConfigError, match="unknown split 'train'"):
         task.evaluate(None, "train")
 

@@ -62,6 +62,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
     p.add_argument("--device", default="cpu")
+    add_threads_argument(p)
     _add_record_arguments(p)
     p.set_defaults(run=run_eval)
 
@@ -85,9 +86,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
     p.add_argument("--batch-size", type=int, default=64, help="inputs decoded together")
-    p.add_argument("--threads", type=int, default=None,
-                   help="CPU threads (default: torch's choice); small models decode one input faster on 1 "
-                        "(docs/performance.md)")
+    add_threads_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
 
@@ -118,6 +117,20 @@ def run_publish(args: argparse.Namespace) -> int:
     shutil.copy2(args.run_dir / "config.yaml", target / "config.yaml")
     print(f"wrote {target} ({size:.1f} MB); re-score it with: ut eval {target} --split test")
     return 0
+
+
+def add_threads_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads (default: torch's choice); small models decode one input faster on 1 "
+                        "(docs/performance.md)")
+
+
+def set_threads(threads: int | None) -> None:
+    """``torch.set_num_threads`` for a command's ``--threads`` (None: torch's choice)."""
+    if threads is not None:
+        if threads < 1:
+            raise ConfigError(f"--threads must be >= 1, got {threads}")
+        torch.set_num_threads(threads)
 
 
 def _add_record_arguments(p: argparse.ArgumentParser) -> None:
@@ -179,6 +192,7 @@ def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: in
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    set_threads(args.threads)
     experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
@@ -231,10 +245,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    if args.threads is not None:
-        if args.threads < 1:
-            raise ConfigError(f"--threads must be >= 1, got {args.threads}")
-        torch.set_num_threads(args.threads)
+    set_threads(args.threads)
     experiment = _load_run(args.run_dir, [])
     task = build_task(experiment.task, seed=experiment.train.seed)
     model = _load_model(args.run_dir, None, "cpu", steps=args.steps)

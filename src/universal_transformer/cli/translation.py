@@ -12,7 +12,7 @@ from ..data.textfile import decode_text_lines
 from ..data.tokenizer import MODEL_TYPES, TokenizerError, train_tokenizer
 from ..registry import build_task
 from ..training.averaging import average_checkpoints
-from .run import _load_model, _load_run
+from .run import _load_model, _load_run, add_threads_argument, set_threads
 
 
 def add_translation_parsers(commands: argparse._SubParsersAction) -> None:
@@ -53,6 +53,7 @@ def add_translation_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=None, help="sentences decoded together (default task.eval_batch_size)")
     p.add_argument("--steps", type=int, default=None, help="recurrent steps at inference (ACT: the step limit)")
     p.add_argument("--device", default="cpu")
+    add_threads_argument(p)
     p.set_defaults(run=run_translate)
 
     p = commands.add_parser(
@@ -82,6 +83,7 @@ def run_tokenizer_train(args: argparse.Namespace) -> int:
 
 
 def run_translate(args: argparse.Namespace) -> int:
+    set_threads(args.threads)
     experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     if not hasattr(task, "translate"):

@@ -8,6 +8,7 @@ the paper's WMT14 En-De. See docs/design.md, "Machine translation".
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -221,7 +222,8 @@ class TranslationTask(Task):
         raw references, with sacrebleu's signature; ``score`` = BLEU.
 
         Test: every sentence, ``beam_size`` beams. Validation: ``validation_beam_size``
-        beams on the first ``validation_sentences`` sentences (all if None).
+        beams on the first ``validation_sentences`` sentences (all if None). Also the
+        decoding wall time and sentences per second.
         """
         if split not in ("validation", "test"):
             raise ConfigError(f"unknown split {split!r}; the translation task evaluates validation and test")
@@ -232,9 +234,13 @@ class TranslationTask(Task):
         beam = opts.beam_size
         if split == "validation":
             corpus, beam = corpus.head(opts.validation_sentences), opts.validation_beam_size
+        start = time.perf_counter()
         hypotheses = self.translate(model, corpus.sources, beam_size=beam)
+        seconds = time.perf_counter() - start
         metrics = corpus_bleu(hypotheses, corpus.targets)
-        return {"score": metrics["bleu"], **metrics, "sentences": len(corpus), "beam_size": beam}
+        # Decoding wall time (cached beam search, this machine: see the record's machine).
+        return {"score": metrics["bleu"], **metrics, "sentences": len(corpus), "beam_size": beam,
+                "decode_seconds": round(seconds, 2), "sentences_per_second": round(len(corpus) / max(seconds, 1e-9), 2)}
 
     # -- text I/O for `ut generate`, tables for `ut report` -----------------------------
 
