@@ -170,6 +170,23 @@ def test_lte_table_program_tasks_then_memorisation():
     assert TABLES["lte"](records[-1:]) == docs.NO_RECORDS
 
 
+def test_lte_beam_table_shows_the_beam_metrics_per_beam_size():
+    beam4 = _lte("copy", "UT", 0.99, 0.9)
+    beam4.metrics["test"].update({"beam4/char_accuracy": 1.0, "beam4/sequence_accuracy": 0.995})
+    greedy_only = _lte("reverse", "Transformer", 0.9, 0.5)
+    assert TABLES["lte-beam"]([beam4, greedy_only]) == "\n".join([
+        "| model | Copy | Reverse |",
+        "|---|---|---|",
+        "| Transformer | - | - |",
+        "| UT | 1.00 / 0.99 | - |",  # 0.995 rounds to even
+    ])
+    beam2 = _lte("double", "UT", 0.9, 0.8)
+    beam2.metrics["test"].update({"beam2/char_accuracy": 0.95, "beam2/sequence_accuracy": 0.85})
+    table = TABLES["lte-beam"]([beam4, beam2])
+    assert table.startswith("beam 2:\n\n| model | Copy | Double |") and "\n\nbeam 4:\n\n" in table
+    assert TABLES["lte-beam"]([greedy_only]) == docs.NO_RECORDS
+
+
 def test_algorithmic_curve_all_lengths_ponder_and_status():
     records = [
         _algorithmic("copy", "UT", 0.09, 0.0),

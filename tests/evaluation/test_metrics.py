@@ -76,3 +76,4 @@ def test_random_batches_accumulate_like_the_direct_count():
 
 def test_empty_counts_read_zero():
     assert AccuracyCounts().char_accuracy == 0.0 and AccuracyCounts().sequence_accuracy == 0.0
+

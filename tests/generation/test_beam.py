@@ -295,3 +295,46 @@ def test_reorder_state_refuses_unknown_fields():
         reorder_state(Odd([1, 2]), torch.tensor([0]))
     with pytest.raises(TypeError, match="give it a reorder"):
         reorder_state(object(), torch.tensor([0]))
+
+
+@dataclass
+class _Written:
+    length: torch.Tensor  # [B] tokens written so far
+
+
+class ConfidentCopier(torch.nn.Module):
+    """A decoder sure of its output, like a learnt copy: token 3 with probability 0.999 for
+    six tokens, then eos; the unlikely alternatives rank eos first (0.0006), then 4, then bos."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = type("Config", (), {"pad_id": 0, "bos_id": 1, "eos_id": 2})()
+
+    def _logits(self, length: torch.Tensor) -> torch.Tensor:
+        writing = torch.tensor([1e-9, 1e-4, 6e-4, 0.999, 3e-4]).log()
+        ending = torch.tensor([1e-9, 1e-4, 0.999, 6e-4, 3e-4]).log()
+        return torch.where((length < 6)[:, None], writing, ending)
+
+    def prefill(self, inputs: torch.Tensor):
+        state = _Written(torch.zeros(inputs.shape[0], dtype=torch.long))
+        return state, self._logits(state.length)
+
+    def decode_step(self, tokens: torch.Tensor, state: _Written) -> torch.Tensor:
+        state.length = state.length + 1
+        return self._logits(state.length)[:, None]
+
+
+@pytest.mark.parametrize("beam_size", [2, 4])
+def test_early_stopping_waits_for_a_live_hypothesis_more_likely_than_every_ending(beam_size):
+    """The unlikely beams end first (eos is their best extension) and fill the finished list
+    while the likely hypothesis is still being written: stopping then (fairseq's rule) would
+    return an unlikely ending; the search must go on until the likely one has ended."""
+    model, src = ConfidentCopier(), torch.ones(3, 4, dtype=torch.long)
+    greedy = generate(model, src, max_new_tokens=10)
+    assert greedy[0].tolist() == [3] * 6 + [2] + [0] * (greedy.shape[1] - 7)
+    for alpha in (0.0, 0.6):
+        early = beam_search(model, src, beam_size=beam_size, max_new_tokens=10, length_penalty=alpha)
+        exact = beam_search(model, src, beam_size=beam_size, max_new_tokens=10, length_penalty=alpha,
+                            early_stopping=False)
+        assert [h.tokens for h in early.best] == [h.tokens for h in exact.best] == [[3] * 6] * 3
+        assert early.best[0].log_prob == pytest.approx(7 * math.log(0.999))

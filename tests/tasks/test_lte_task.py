@@ -85,6 +85,17 @@ def test_evaluation_sets_are_fixed_and_drawn_from_their_splits():
         task.examples("train")
 
 
+class AnswerState(dict):
+    """The stub's decoding state: each row's answer and the position reached; beam search
+    reorders its rows."""
+
+    def __init__(self, answers: list[list[int]]) -> None:
+        super().__init__(answers=answers, position=0)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        self["answers"] = [self["answers"][i] for i in index.tolist()]
+
+
 class ExecutingModel(nn.Module):
     """Answers by running the program it reads (the source tokens only), optionally
     writing ``1`` for a leading minus sign: an evaluation of known accuracy."""
@@ -109,7 +120,7 @@ class ExecutingModel(nn.Module):
             if self.spoil_minus and printed.startswith("-"):
                 printed = "1" + printed[1:]
             answers.append([*text_to_tokens(printed), EOS])
-        state = {"answers": answers, "position": 0}
+        state = AnswerState(answers)
         return state, self._logits(state)
 
     def decode_step(self, tokens: torch.Tensor, state: dict) -> torch.Tensor:
@@ -129,6 +140,21 @@ def test_greedy_evaluation_scores_what_the_model_decodes():
     assert spoiled["sequence_accuracy"] == pytest.approx(1 - negative / len(targets))
     assert spoiled["char_accuracy"] == pytest.approx(1 - negative / sum(len(t) + 1 for t in targets))  # + eos
     assert spoiled["score"] == pytest.approx(spoiled["sequence_accuracy"] + 1e-3 * spoiled["char_accuracy"])
+
+
+def test_beam_search_evaluation_of_the_test_split_beside_the_greedy_one():
+    task = make_task(test_examples=200, eval_batch_size=64, beam_size=3)
+    targets = [e.target for e in task.examples("test")]
+    negative = sum(t.startswith("-") for t in targets)
+    spoiled = task.evaluate(ExecutingModel(spoil_minus=True), "test")
+    assert spoiled["beam3/sequence_accuracy"] == spoiled["sequence_accuracy"] == pytest.approx(1 - negative / len(targets))
+    assert spoiled["beam3/char_accuracy"] == spoiled["char_accuracy"]
+    assert task.evaluate(ExecutingModel(spoil_minus=False), "test")["beam3/sequence_accuracy"] == 1.0
+    assert not any(k.startswith("beam") for k in task.evaluate(ExecutingModel(spoil_minus=False), "validation"))
+    with pytest.raises(ConfigError, match="task.beam_size must be a positive integer, got 0"):
+        make_task(beam_size=0)
+    with pytest.raises(ConfigError, match="task.length_penalty must be a number >= 0"):
+        make_task(length_penalty=-1)
 
 
 def test_encode_text_and_decode_tokens():

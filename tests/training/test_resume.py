@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 import torch
 
 from .conftest import run_ut, ut_command
@@ -83,3 +84,19 @@ def test_time_limited_chunks_resume_exactly(tmp_path):
     a, b = _final_weights(tmp_path / "straight"), _final_weights(chunks)
     for key in a:
         assert torch.equal(a[key], b[key]), key
+
+
+def test_test_only_task_options_may_change_on_resume(tmp_path):
+    """A task's test-only options (the LTE beam) may change between chunks; its others may not."""
+    from universal_transformer.config import ConfigError
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.trainer import check_run_config
+
+    def experiment(**task):
+        return ExperimentConfig.from_dict({"model": {"d_model": 16, "num_heads": 2, "d_ff": 32, "num_steps": 2},
+                                           "task": {"name": "lte", "task": "copy", **task}})
+
+    experiment().save(tmp_path / "config.yaml")
+    check_run_config(tmp_path, experiment(beam_size=4, length_penalty=1.0))
+    with pytest.raises(ConfigError, match="task.max_length: 55 there, 20 now"):
+        check_run_config(tmp_path, experiment(max_length=20))

@@ -234,10 +234,11 @@ def _ordered(present: set[str], order: tuple[str, ...]) -> list[str]:
     return [x for x in order if x in present] + sorted(present - set(order))
 
 
-def _accuracy_cell(record: RunRecord, length: int | None, *, label_partial: bool = True) -> str:
-    """``char / seq`` test accuracy at ``length`` (None: of the one test set) ("-" if not measured)."""
+def _accuracy_cell(record: RunRecord, length: int | None, *, label_partial: bool = True, prefix: str = "") -> str:
+    """``char / seq`` test accuracy at ``length`` (None: of the one test set), of the metrics
+    named ``prefix...`` (e.g. ``beam4/``) ("-" if not measured)."""
     test = record.metrics["test"]
-    at = "" if length is None else f"len{length}/"
+    at = prefix + ("" if length is None else f"len{length}/")
     char, seq = test.get(f"{at}char_accuracy"), test.get(f"{at}sequence_accuracy")
     if char is None and seq is None:
         return "-"
@@ -249,17 +250,18 @@ def _lengths(records: list[RunRecord]) -> list[int]:
     return sorted(found)
 
 
-def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], length: int | None) -> str:
+def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], length: int | None, *,
+                prefix: str = "") -> str:
     """Rows = models, columns = tasks of the family ``name``; cells = test char / sequence
-    accuracy (at ``length``, or of the one test set) of the best seed on validation, "(partial)"
-    after a run stopped by its time limit."""
+    accuracy (at ``length``, or of the one test set; metrics named ``prefix...``) of the best
+    seed on validation, "(partial)" after a run stopped by its time limit."""
     cells = _algorithmic_cells(family(records, name))
     if not cells:
         return NO_RECORDS
     tasks = _ordered({t for t, _ in cells}, order)
     models = _ordered({m for _, m in cells}, MODELS)
-    rows = [[model, *(_accuracy_cell(cells[t, model], length) if (t, model) in cells else "-" for t in tasks)]
-            for model in models]
+    rows = [[model, *(_accuracy_cell(cells[t, model], length, prefix=prefix) if (t, model) in cells else "-"
+                      for t in tasks)] for model in models]
     suffix = "" if length is None else f" (len {length})"
     return _table(["model", *(f"{t.capitalize()}{suffix}" for t in tasks)], rows) + partial_footnote(_partial_runs(cells))
 
@@ -305,6 +307,19 @@ def lte_table(records: list[RunRecord]) -> str:
     """Learning to Execute (the paper's Section 3.5): the program evaluation then the
     memorisation tasks (see :func:`_task_table`)."""
     return _task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None)
+
+
+@register_table("lte-beam")
+def lte_beam_table(records: list[RunRecord]) -> str:
+    """The Learning to Execute test accuracy by beam search (metrics ``beamK/...``), one
+    table per beam size found, in the layout of :func:`lte_table`; ``-`` where a run was
+    decoded greedily only."""
+    beams = sorted({int(m.group(1)) for r in family(records, "lte") for k in r.metrics["test"]
+                    if (m := re.fullmatch(r"beam(\d+)/sequence_accuracy", k))})
+    if not beams:
+        return NO_RECORDS
+    tables = [_task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None, prefix=f"beam{k}/") for k in beams]
+    return "\n\n".join(tables if len(beams) == 1 else [f"beam {k}:\n\n{t}" for k, t in zip(beams, tables)])
 
 
 # bAbI (the paper's Table 1 and Appendix C), through babi_report's tables.

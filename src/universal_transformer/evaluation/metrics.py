@@ -1,5 +1,5 @@
 """Sequence metrics: character (token) accuracy and whole-sequence accuracy, and the greedy
-evaluation of a sequence-to-sequence model that the algorithmic and LTE tasks share."""
+or beam-search evaluation of a sequence-to-sequence model that the algorithmic and LTE tasks share."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.batch import Seq2SeqBatch
-from ..generation import generate
+from ..generation import beam_search, generate
 
 
 @dataclass
@@ -51,8 +51,11 @@ class AccuracyCounts:
 
 
 @torch.no_grad()
-def greedy_accuracy(model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int) -> dict[str, float]:
-    """Greedy decoding from the sources alone (no teacher forcing): ``char_accuracy``,
+def decode_accuracy(
+    model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, beam_size: int = 1, length_penalty: float = 0.6
+) -> dict[str, float]:
+    """Decoding from the sources alone (no teacher forcing), greedy (``beam_size`` 1) or by
+    beam search (its best hypothesis, GNMT ``length_penalty``): ``char_accuracy``,
     ``sequence_accuracy`` over all batches, and the mean ``encoder_ponder_time`` where
     the model has one.
 
@@ -65,7 +68,13 @@ def greedy_accuracy(model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: i
     ponder: list[float] = []
     for batch in batches:
         batch = batch.to(device)
-        tokens = generate(model, batch.src, max_new_tokens=batch.labels.shape[1] + 1)
+        limit = batch.labels.shape[1] + 1
+        if beam_size == 1:
+            tokens = generate(model, batch.src, max_new_tokens=limit)
+        else:
+            searched = beam_search(model, batch.src, beam_size=beam_size, max_new_tokens=limit,
+                                   length_penalty=length_penalty)
+            tokens = searched.best_tokens(pad_id, model.config.eos_id).to(device)
         counts.update(tokens, batch.labels, pad_id)
         ponder_time = encoder_ponder_time(model, batch)
         if ponder_time is not None:

@@ -28,8 +28,14 @@ Works for every :class:`~.protocol.Decoder`. The conventions, fixed here once:
   only fall as tokens are added, so this bound is exact: the tensor2tensor criterion).
   ``early_stopping=True`` (the default) also ends a sentence once ``beam_size``
   hypotheses have finished, every beam having ended once (fairseq's rule; faster, and
-  what makes ``beam_size=1`` identical to greedy decoding). With ``early_stopping=False``
-  the result is exactly that of running every beam to the maximum length.
+  what makes ``beam_size=1`` identical to greedy decoding), *provided that* no live
+  hypothesis has a higher log-probability than the best finished one. fairseq stops
+  without that proviso; then, when the model is confident (a small vocabulary, a
+  learnt copy), the unlikely extensions of the other beams end first and fill the
+  finished list while the likely hypothesis is still being written, and the search
+  returns an unlikely one (a Learning-to-Execute Copy model, greedy 0.996 sequence
+  accuracy, fell to 0.43 with 4 beams). With ``early_stopping=False`` the result is
+  exactly that of running every beam to the maximum length.
 """
 
 from __future__ import annotations
@@ -239,7 +245,11 @@ def _done(
     """Which active sentences are done after step ``t`` (module docstring, "Stopping")."""
     done = []
     for live, hyps, count, limit in zip(best_live, finished, n_finished, limits):
-        if live == -math.inf or (finish_count is not None and count >= finish_count):
+        if live == -math.inf:
+            done.append(True)
+            continue
+        # Early stopping: every beam has ended once, and nothing live is more likely than the best ending.
+        if finish_count is not None and count >= finish_count and live <= max(h.log_prob for h in hyps):
             done.append(True)
             continue
         # A live hypothesis holds t + 1 tokens: it can end with eos at lengths t + 2 .. limit + 1.

@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from ..config import ConfigError
 from ..data.algorithmic import BOS, EOS, PAD, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
 from ..data.batch import Seq2SeqBatch
-from ..evaluation.metrics import greedy_accuracy
+from ..evaluation.metrics import decode_accuracy
 from .base import Task, TaskOptions
 
 
@@ -138,7 +138,7 @@ class AlgorithmicTask(Task):
         result: dict[str, Any] = {}
         seq, char = [], []
         for length in self.lengths[split]:
-            metrics = greedy_accuracy(model, self.eval_batches(split, length), PAD)
+            metrics = decode_accuracy(model, self.eval_batches(split, length), PAD)
             result.update({f"len{length}/{key}": value for key, value in metrics.items()})
             seq.append(metrics["sequence_accuracy"])
             char.append(metrics["char_accuracy"])

@@ -25,6 +25,9 @@ class TaskOptions:
     round-trips through the ``task`` section of an experiment config."""
 
     name: ClassVar[str] = ""
+    # Options that only change how the test split is decoded (e.g. a beam size): a run may
+    # be resumed with them changed, since they alter neither training nor model selection.
+    test_only: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "task") -> "TaskOptions":

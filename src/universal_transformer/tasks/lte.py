@@ -17,7 +17,7 @@ from ..data.lte import (
     BOS, EOS, MEMORISATION_TASKS, PAD, TASK_DEFAULTS, TASKS, VOCAB_SIZE, Example, LTEGenerator, example_tokens,
     text_to_tokens, tokens_to_text,
 )
-from ..evaluation.metrics import greedy_accuracy
+from ..evaluation.metrics import decode_accuracy
 from .base import Task, TaskOptions
 
 EVAL_SPLITS = ("validation", "test")
@@ -33,9 +33,12 @@ class LTEOptions(TaskOptions):
     and nesting 2, or length 55 for memorisation, which has no nesting or operations).
     Validation and test hold ``validation_examples`` and ``test_examples`` examples of
     their splits, drawn with ``eval_seed`` (not the training seed, so that runs of
-    different seeds are compared on the same examples), decoded in batches of ``eval_batch_size``."""
+    different seeds are compared on the same examples), decoded in batches of ``eval_batch_size``,
+    greedily; with ``beam_size`` > 1 the test split is also decoded by beam search (GNMT
+    ``length_penalty``), reported beside the greedy numbers as ``beamK/...``."""
 
     name = "lte"
+    test_only = frozenset({"beam_size", "length_penalty"})
 
     task: str = "program"
     max_length: int | None = None
@@ -46,6 +49,8 @@ class LTEOptions(TaskOptions):
     test_examples: int = 1000
     eval_batch_size: int = 100
     eval_seed: int = 0
+    beam_size: int = 1
+    length_penalty: float = 0.6
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -63,8 +68,10 @@ class LTEOptions(TaskOptions):
                     raise ConfigError(f"task.{key} must be a list of operation names, got {value!r}")
                 setattr(self, key, list(value))
         self.max_length = _positive("max_length", defaults["max_length"] if self.max_length is None else self.max_length)
-        for key in ("validation_examples", "test_examples", "eval_batch_size"):
+        for key in ("validation_examples", "test_examples", "eval_batch_size", "beam_size"):
             _positive(key, getattr(self, key))
+        if not isinstance(self.length_penalty, (int, float)) or self.length_penalty < 0:
+            raise ConfigError(f"task.length_penalty must be a number >= 0, got {self.length_penalty!r}")
         if not isinstance(self.eval_seed, int) or isinstance(self.eval_seed, bool):
             raise ConfigError(f"task.eval_seed must be an integer, got {self.eval_seed!r}")
         try:
@@ -141,9 +148,16 @@ class LTETask(Task):
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
         """Greedy decoding from the programs alone: char and sequence accuracy (the paper's
-        Tables 5-6); ``score`` is the sequence accuracy, char accuracy breaking ties."""
-        result: dict[str, Any] = greedy_accuracy(model, self.eval_batches(split), PAD)
+        Tables 5-6); ``score`` is the sequence accuracy, char accuracy breaking ties. On the
+        test split with ``beam_size`` > 1, also ``beamK/char_accuracy`` and
+        ``beamK/sequence_accuracy`` by beam search (validation stays greedy: it picks the model)."""
+        batches = self.eval_batches(split)
+        result: dict[str, Any] = decode_accuracy(model, batches, PAD)
         result["score"] = result["sequence_accuracy"] + 1e-3 * result["char_accuracy"]
+        beam = self.options.beam_size
+        if split == "test" and beam > 1:
+            searched = decode_accuracy(model, batches, PAD, beam_size=beam, length_penalty=self.options.length_penalty)
+            result.update({f"beam{beam}/{k}": v for k, v in searched.items() if k != "encoder_ponder_time"})
         return result
 
     @classmethod

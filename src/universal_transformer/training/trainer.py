@@ -439,14 +439,15 @@ def _progress(start: int, total: int, *, enabled: bool):
 
 def check_run_config(run_dir: str | Path, experiment: ExperimentConfig, *, derived: tuple[str, ...] = ()) -> None:
     """Raise :class:`ConfigError` if ``run_dir`` holds a run whose saved config differs from
-    ``experiment`` in anything but :data:`RESUMABLE_CHANGES` (and the ``derived`` model
-    fields, which the task fills in when the model is built)."""
+    ``experiment`` in anything but :data:`RESUMABLE_CHANGES`, the task's ``test_only``
+    options and the ``derived`` model fields (which the task fills in when the model is built)."""
     saved = Path(run_dir) / "config.yaml"
     if not saved.is_file():
         return
     old = ExperimentConfig.from_dict(_yaml_load(saved), source=str(saved))
     for section, key, a, b in _config_diff(old.to_dict(), experiment.to_dict()):
-        if (section == "train" and key in RESUMABLE_CHANGES) or (section == "model" and key in derived):
+        if ((section == "train" and key in RESUMABLE_CHANGES) or (section == "model" and key in derived)
+                or (section == "task" and key in type(experiment.task).test_only)):
             continue
         raise ConfigError(
             f"{run_dir} holds a run with a different config ({section}.{key}: {a!r} there, {b!r} now); "
