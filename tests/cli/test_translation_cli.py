@@ -86,7 +86,10 @@ def test_tokenizer_train_translate_average_eval_end_to_end(tmp_path):
     assert "bleu" in evaluated.stdout and json.loads((run / "eval-test.json").read_text())["sentences"] == 12
     record = RunRecord.load(tmp_path / "results" / "mt" / "tiny-avg3.json")
     assert record.status == "rescored" and record.metrics["test"]["decode_seconds"] >= 0
-    assert TABLES["mt"]([record]).splitlines()[2].startswith("| tiny-avg3 | UT | ")
+    assert record.metrics["test"]["length_penalty"] == 0.6 and record.metrics["validation"] == {}  # not avg's
+    assert any("evaluated model:" in note for note in record.notes)
+    assert TABLES["mt"]([record]).splitlines()[2].split(" | ")[:4] == ["| tiny-avg3", "UT", "0.04M", "-"]
+    assert "(beam 4, α 0.6, 12 sent.)" in TABLES["mt"]([record])
     bad = translate(str(run), "--threads", "0", stdin="Two dogs.\n")
     assert bad.returncode == 2 and "--threads must be >= 1, got 0" in bad.stderr
     report = run_ut("report", str(run))

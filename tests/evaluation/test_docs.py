@@ -398,7 +398,7 @@ def _mt(experiment, model, validation_bleu, test_bleu=None, **fields):
     validation = {"score": validation_bleu, "bleu": validation_bleu, "beam_size": 1, "sentences": 500}
     test = {} if test_bleu is None else {"bleu": test_bleu, "beam_size": 4, "sentences": 1000,
                                           "bleu_signature": fields.pop("signature", SIGNATURE),
-                                          "decode_seconds": 80.4, "sentences_per_second": 12.44}
+                                          "decode_seconds": 80.4, "sentences_per_second": 12.44, "length_penalty": 0.6}
     model_config = {"share_weights": model != "Transformer", "act": model == "UT+ACT"}
     return make_record(experiment, model=model_config, task=task, validation=validation, test=test, **fields)
 
@@ -415,11 +415,11 @@ def test_mt_table_one_row_per_record_in_model_order_with_the_shared_signature():
         "| run | model | parameters | validation BLEU | test BLEU | test decoding | best step / steps | wall time "
         "| status |",
         "|---|---|---|---|---|---|---|---|---|",
-        "| transformer | Transformer | 3.80M | 29.50 (beam 1, 500 sent.) | 30.25 (beam 4, 1000 sent.) "
+        "| transformer | Transformer | 3.80M | 29.50 (beam 1, 500 sent.) | 30.25 (beam 4, α 0.6, 1000 sent.) "
         "| 80 s (12.4 sent./s) | 800 / 1000 | 100 s | done |",
-        "| ut | UT | 3.83M | 30.12 (beam 1, 500 sent.) | 31.46 (beam 4, 1000 sent.) | 80 s (12.4 sent./s) "
+        "| ut | UT | 3.83M | 30.12 (beam 1, 500 sent.) | 31.46 (beam 4, α 0.6, 1000 sent.) | 80 s (12.4 sent./s) "
         "| 2500 / 2500 | 100 s | done |",
-        "| ut-avg5 | UT | 3.83M | 30.12 (beam 1, 500 sent.) | 32.00 (beam 4, 1000 sent.) | 80 s (12.4 sent./s) "
+        "| ut-avg5 | UT | 3.83M | 30.12 (beam 1, 500 sent.) | 32.00 (beam 4, α 0.6, 1000 sent.) | 80 s (12.4 sent./s) "
         "| 800 / 1000 | 100 s | rescored |",
         "| ut-act | UT+ACT | - | 12.00 (beam 1, 500 sent.) | - | - | 500 / 700 | 1800 s | partial |",
         "",

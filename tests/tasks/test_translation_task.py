@@ -133,6 +133,7 @@ def test_evaluate_scores_detokenised_output_against_raw_references(corpus_dir, m
         assert "tok:13a" in metrics["bleu_signature"]
     assert (validation["sentences"], validation["beam_size"], test["sentences"], test["beam_size"]) == (4, 1, 4, 4)
     assert all(m["decode_seconds"] >= 0 and m["sentences_per_second"] > 0 for m in (validation, test))
+    assert test["length_penalty"] == 0.6 and "length_penalty" not in validation  # greedy has none
     with pytest.raises(ConfigError, match="unknown split 'train'"):
         task.evaluate(None, "train")
 

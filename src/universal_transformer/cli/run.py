@@ -203,31 +203,37 @@ def run_eval(args: argparse.Namespace) -> int:
     print(f"wrote {out}")
     if args.record:
         path = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record,
-                               parameters=model.num_parameters()).save(args.results / f"{args.record}.json")
+                               parameters=model.num_parameters(), model_dir=args.model).save(
+                                   args.results / f"{args.record}.json")
         print(f"wrote {path}")
     return 0
 
 
 def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, metrics: dict, *, name: str,
-                    parameters: int | None = None):
+                    parameters: int | None = None, model_dir: Path | None = None):
     """The run's record with ``split`` metrics from a new evaluation (status ``rescored``).
 
     Training facts (steps, wall time, validation) come from the run's own record, or from
     its ``metrics.json`` / ``metrics.jsonl`` for runs older than records. ``parameters``
-    (the evaluated model's count) fills in a record written before records had it.
+    (the evaluated model's count) fills in a record written before records had it. When
+    the evaluated model is another one than the run's best (``model_dir``, e.g. averaged
+    checkpoints), the other split's metrics are left out: they measured the best model.
     """
     from ..evaluation.records import RunRecord, git_commit, machine_info
 
     evaluated = {k: v for k, v in metrics.items() if v is not None}
+    other = "validation" if split == "test" else "test"
+    own_best = model_dir is None or Path(model_dir).resolve() == (run_dir / "best").resolve()
     if (run_dir / "record.json").is_file():
         old = RunRecord.load(run_dir / "record.json")
-        other = "validation" if split == "test" else "test"
+        notes = [*old.notes, f"{split} re-scored by: {command_line()}"]
+        if not own_best:
+            notes.append(f"evaluated model: {model_dir}; the {other} metrics of the run's best model are left out")
         return RunRecord(
             experiment=name, task=old.task, config=old.config, command=old.command, seeds=old.seeds,
             commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,
-            best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other]}, status="rescored",
-            notes=[*old.notes, f"{split} re-scored by: {command_line()}"],
-            parameters=old.parameters if old.parameters is not None else parameters,
+            best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other] if own_best else {}},
+            status="rescored", notes=notes, parameters=old.parameters if old.parameters is not None else parameters,
         )
     lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
     log = [json.loads(line) for line in lines]

@@ -509,11 +509,13 @@ def lm_lambada_table(records: list[RunRecord]) -> str:
 # Machine translation (the paper's Section 3.6, Table 7).
 
 def _bleu_cell(metrics: dict[str, Any]) -> str:
-    """``BLEU (beam k, n sent.)``; ``-`` when not measured."""
+    """``BLEU (beam k, α a, n sent.)`` (α: the GNMT length penalty of a beam search); ``-``
+    when not measured."""
     bleu = metrics.get("bleu")
     if not isinstance(bleu, (int, float)):
         return "-"
-    return f"{bleu:.2f} (beam {metrics.get('beam_size', '?')}, {metrics.get('sentences', '?')} sent.)"
+    alpha = f", α {metrics['length_penalty']:g}" if "length_penalty" in metrics else ""
+    return f"{bleu:.2f} (beam {metrics.get('beam_size', '?')}{alpha}, {metrics.get('sentences', '?')} sent.)"
 
 
 def _decoding_cell(metrics: dict[str, Any]) -> str:

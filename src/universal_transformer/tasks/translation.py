@@ -239,8 +239,11 @@ class TranslationTask(Task):
         seconds = time.perf_counter() - start
         metrics = corpus_bleu(hypotheses, corpus.targets)
         # Decoding wall time (cached beam search, this machine: see the record's machine).
-        return {"score": metrics["bleu"], **metrics, "sentences": len(corpus), "beam_size": beam,
-                "decode_seconds": round(seconds, 2), "sentences_per_second": round(len(corpus) / max(seconds, 1e-9), 2)}
+        result = {"score": metrics["bleu"], **metrics, "sentences": len(corpus), "beam_size": beam}
+        if beam > 1:  # (one beam is greedy decoding: no length penalty)
+            result["length_penalty"] = opts.length_penalty
+        return {**result, "decode_seconds": round(seconds, 2),
+                "sentences_per_second": round(len(corpus) / max(seconds, 1e-9), 2)}
 
     # -- text I/O for `ut generate`, tables for `ut report` -----------------------------
 
