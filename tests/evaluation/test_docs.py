@@ -264,6 +264,9 @@ def test_progress_table_shows_partial_runs_on_validation():
     assert "task2" not in lines[2] and "score" not in lines[2]
     assert "len40/char_accuracy 0.9; len400/char_accuracy 0.5" in lines[3]  # lengths in numeric order
     assert TABLES["progress"]([done]) == "_No records yet._"
+    program = make_record("lte/program-ut", status="time_limit", task={"name": "lte", "task": "program"},
+                          validation={"char_accuracy": 0.48, "sequence_accuracy": 0.25, "score": 0.2505})
+    assert TABLES["progress"]([program]).splitlines()[2].endswith("| char_accuracy 0.48; sequence_accuracy 0.25 |")
 
 
 # The language-modelling tables (Penn Treebank models; agreement and LAMBADA on their test split).

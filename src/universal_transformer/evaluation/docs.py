@@ -571,9 +571,9 @@ def _short_commit(commit: str | None) -> str:
     return head[:7] + dirty
 
 
-# Metrics of a run still in progress worth showing: overall errors, perplexity, BLEU and
-# ponder times, and accuracies per evaluation length.
-_PROGRESS_OVERALL = re.compile(r"^(mean_error|failed_tasks|perplexity|bleu|ponder_\w+)$")
+# Metrics of a run still in progress worth showing: overall errors, accuracies, perplexity,
+# BLEU and ponder times, and accuracies per evaluation length.
+_PROGRESS_OVERALL = re.compile(r"^(mean_error|failed_tasks|perplexity|bleu|char_accuracy|sequence_accuracy|ponder_\w+)$")
 _PROGRESS_PER_PART = re.compile(r"/(char_accuracy|sequence_accuracy|accuracy)$")
 
 
