@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 import timing
 from universal_transformer.generation import UncachedDecoder
 from universal_transformer.models.base import PretrainedModel
@@ -45,9 +43,8 @@ def main() -> None:
     print(f"run {args.run_dir} ({args.model or 'best'}): {type(model).__name__}, {model.num_parameters():,} parameters; "
           f"{len(sources)} {args.split} sentences, beam {beam}, batch {args.batch_size or task.options.eval_batch_size}")
 
-    def translate(m):
-        with torch.inference_mode():
-            return task.translate(m, sources, beam_size=beam, batch_size=args.batch_size)
+    def translate(m):  # (beam search runs under inference mode itself)
+        return task.translate(m, sources, beam_size=beam, batch_size=args.batch_size)
 
     uncached_model = UncachedDecoder(model)
     cached, uncached = translate(model), translate(uncached_model)

@@ -52,12 +52,13 @@ class AccuracyCounts:
 
 @torch.no_grad()
 def decode_accuracy(
-    model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, beam_size: int = 1, length_penalty: float = 0.6
+    model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, beam_size: int = 1, length_penalty: float = 0.6,
+    ponder: bool = True,
 ) -> dict[str, float]:
     """Decoding from the sources alone (no teacher forcing), greedy (``beam_size`` 1) or by
     beam search (its best hypothesis, GNMT ``length_penalty``): ``char_accuracy``,
     ``sequence_accuracy`` over all batches, and the mean ``encoder_ponder_time`` where
-    the model has one.
+    the model has one (unless ``ponder`` is False: it takes a pass of its own).
 
     Decoding stops at the batch's longest target plus one token: enough to see every
     target's end-of-sequence, and a bound no example's own target sets.
@@ -65,7 +66,7 @@ def decode_accuracy(
     model.eval()
     device = next(model.parameters()).device
     counts = AccuracyCounts()
-    ponder: list[float] = []
+    ponder_times: list[float] = []
     for batch in batches:
         batch = batch.to(device)
         limit = batch.labels.shape[1] + 1
@@ -76,12 +77,12 @@ def decode_accuracy(
                                    length_penalty=length_penalty)
             tokens = searched.best_tokens(pad_id, model.config.eos_id).to(device)
         counts.update(tokens, batch.labels, pad_id)
-        ponder_time = encoder_ponder_time(model, batch)
+        ponder_time = encoder_ponder_time(model, batch) if ponder else None
         if ponder_time is not None:
-            ponder.append(ponder_time)
+            ponder_times.append(ponder_time)
     result = counts.as_dict()
-    if ponder:
-        result["encoder_ponder_time"] = sum(ponder) / len(ponder)
+    if ponder_times:
+        result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
     return result
 
 

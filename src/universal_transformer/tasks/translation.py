@@ -238,12 +238,12 @@ class TranslationTask(Task):
         hypotheses = self.translate(model, corpus.sources, beam_size=beam)
         seconds = time.perf_counter() - start
         metrics = corpus_bleu(hypotheses, corpus.targets)
-        # Decoding wall time (cached beam search, this machine: see the record's machine).
         result = {"score": metrics["bleu"], **metrics, "sentences": len(corpus), "beam_size": beam}
-        if beam > 1:  # (one beam is greedy decoding: no length penalty)
+        if beam > 1:  # one beam is greedy decoding: no length penalty
             result["length_penalty"] = opts.length_penalty
-        return {**result, "decode_seconds": round(seconds, 2),
-                "sentences_per_second": round(len(corpus) / max(seconds, 1e-9), 2)}
+        result["decode_seconds"] = round(seconds, 2)  # wall time on the record's machine
+        result["sentences_per_second"] = round(len(corpus) / max(seconds, 1e-9), 2)
+        return result
 
     # -- text I/O for `ut generate`, tables for `ut report` -----------------------------
 
