@@ -438,3 +438,56 @@ def test_mt_table_shows_each_signature_when_they_differ():
     assert table.splitlines()[0].endswith("| status | signature |")
     assert "| other\\|sig |" in table and "sacrebleu signature" not in table
     assert TABLES["mt"]([_algorithmic("copy", "UT", 0.5, 0.1)]) == docs.NO_RECORDS
+
+
+def _precision(check, precision, seed, test, **fields):
+    record = make_record(f"checks/precision/{check}-{precision}-s{seed}", test=test, seeds=[seed], **fields)
+    record.config["train"]["precision"] = precision
+    return record
+
+
+def test_precision_check_table_pairs_the_precisions_and_averages_over_seeds():
+    babi = {"mean_error": 2.0, "ponder_supporting": 2.5, "ponder_other": 2.25, "ponder_question": 3.0}
+    records = [
+        _precision("copy", "bf16", 0, {"char_accuracy": 0.99, "sequence_accuracy": 0.9}),
+        _precision("copy", "fp32", 1, {"char_accuracy": 1.0, "sequence_accuracy": 0.996}),
+        _precision("copy", "fp32", 0, {"char_accuracy": 1.0, "sequence_accuracy": 1.0}, wall_time_seconds=80.4),
+        _precision("babi1", "bf16", 0, {**babi, "mean_error": 4.0}),
+        _precision("babi1", "fp32", 0, babi),
+        _lte("copy", "UT", 0.996, 0.93),  # another family: not shown
+    ]
+    assert TABLES["precision-check"](records) == "\n".join([
+        "| check | precision | seed | test: char / seq acc, or error | ponder: supporting / other / question "
+        "| steps (best) | wall time |",
+        "|---|---|---|---|---|---|---|",
+        "| babi1 | fp32 | 0 | 2.0% error | 2.50 / 2.25 / 3.00 | 1000 (800) | 100 s |",
+        "| babi1 | bf16 | 0 | 4.0% error | 2.50 / 2.25 / 3.00 | 1000 (800) | 100 s |",
+        "| copy | fp32 | 0 | 1.00 / 1.000 | - | 1000 (800) | 80 s |",
+        "| copy | bf16 | 0 | 0.99 / 0.900 | - | 1000 (800) | 100 s |",
+        "| copy | fp32 | 1 | 1.00 / 0.996 | - | 1000 (800) | 100 s |",
+        "",
+        "mean test sequence accuracy, or error %: babi1 fp32: 2.000 over 1 seed(s); babi1 bf16: 4.000 over 1 seed(s); "
+        "copy fp32: 0.998 over 2 seed(s); copy bf16: 0.900 over 1 seed(s)",
+    ])
+    assert TABLES["precision-check"](records[-1:]) == docs.NO_RECORDS
+
+
+def test_length_curves_and_their_figure(tmp_path):
+    records = [
+        _algorithmic("copy", "UT", 0.9, 0.3),
+        _algorithmic("copy", "LSTM", 0.4, 0.1),
+        make_record("algorithmic/reverse-UT", task={"name": "algorithmic", "task": "reverse"},
+                    status="time_limit"),  # partial: no test metrics
+        _algorithmic("copy", "UT", 0.1, 0.1, family="demo"),  # another family
+    ]
+    assert docs.length_curves(records) == {  # (_algorithmic puts char + 0.5, seq + 0.5 at length 40)
+        "copy": {"LSTM": [(40, 0.4 + 0.5, 0.1 + 0.5), (400, 0.4, 0.1)], "UT": [(40, 0.9 + 0.5, 0.3 + 0.5), (400, 0.9, 0.3)]},
+    }
+    first, second = tmp_path / "a.png", tmp_path / "b.png"
+    assert docs.FIGURES["algorithmic-length"](records, first) and docs.FIGURES["algorithmic-length"](records, second)
+    assert first.read_bytes() == second.read_bytes()  # no time stamp: the same records draw the same file
+    assert not docs.FIGURES["algorithmic-length"](records[2:3], tmp_path / "c.png")
+    assert not (tmp_path / "c.png").exists()
+    written = docs.update_figures(tmp_path / "figures", records)
+    assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
+                       "demo-length": tmp_path / "figures" / "demo-length.png"}

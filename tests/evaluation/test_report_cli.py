@@ -30,7 +30,8 @@ def _report(*argv: str) -> int:
 
 def test_report_writes_then_check_passes_then_fails_on_new_record(tmp_path, capsys):
     results, doc = tmp_path / "results", tmp_path / "results.md"
-    make_record("algorithmic/copy-ut", test={"len400/char_accuracy": 0.25, "len400/sequence_accuracy": 0.0}).save(
+    make_record("algorithmic/copy-ut", test={"len400/char_accuracy": 0.25, "len400/sequence_accuracy": 0.0,
+                                             "len40/char_accuracy": 1.0, "len40/sequence_accuracy": 0.9}).save(
         results / "algorithmic" / "copy-ut.json")
     doc.write_text(DOC)
     args = ["--results", str(results), "--docs", str(doc)]
@@ -45,6 +46,9 @@ def test_report_writes_then_check_passes_then_fails_on_new_record(tmp_path, caps
     text = doc.read_text()
     assert "| UT | 0.25 / 0.00 |" in text and "| algorithmic/copy-ut | 0 | done |" in text
     assert text.startswith("# Results\n\nProse.\n\n<!-- generated: runs -->\n\n| experiment |")
+    figure = tmp_path / "figures" / "algorithmic-length.png"  # next to the docs file
+    assert f"{figure}: drawn" in out and figure.read_bytes().startswith(b"\x89PNG")
+    assert f"{tmp_path / 'figures' / 'demo-length'}.png: nothing to draw yet" in out
 
     assert _report(*args, "--check") == 0
     assert _report(*args) == 0
@@ -74,4 +78,4 @@ def test_report_defaults():
     parser = argparse.ArgumentParser(prog="ut")
     add_report_parser(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["report"])
-    assert (str(args.results), str(args.docs), args.check) == ("results", "docs/results.md", False)
+    assert (str(args.results), str(args.docs), args.check, args.figures) == ("results", "docs/results.md", False, None)

@@ -348,3 +348,32 @@ def test_kv_cache_growth_equals_concatenation():
         assert torch.equal(got_v, torch.cat(values, dim=2))
     assert cache.length == sum(sizes)
     assert cache.keys.shape[2] >= sum(sizes) > 16
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        [0, 1, 2, 3, 4, 5],  # identity
+        [0, 1, 2, 3, 5, 4],  # a swap
+        [0, 0, 2, 3, 4, 4],  # two beams copy their neighbour
+        [3, 3, 3, 0, 0, 0],
+        [5, 4, 3, 2, 1, 0],
+        [2, 0],  # fewer rows (finished sentences leave)
+        [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5],  # more rows (expansion to beams)
+    ],
+)
+def test_kv_cache_reorder_equals_row_selection(index):
+    """Reordering keeps exactly rows ``index`` of what was cached, and appending afterwards
+    goes on from there (into buffers with spare room)."""
+    torch.manual_seed(16)
+    cache, index = KVCache(), torch.tensor(index)
+    for n in (3, 5, 11):  # 19 slots: past the first capacity, so the buffers have spare room
+        k, v = torch.randn(6, HEADS, n, 4), torch.randn(6, HEADS, n, 4)
+        all_k, all_v = cache.append(k, v)
+    want_k, want_v = all_k.index_select(0, index).clone(), all_v.index_select(0, index).clone()
+    cache.reorder(index)
+    new_k, new_v = torch.randn(len(index), HEADS, 2, 4), torch.randn(len(index), HEADS, 2, 4)
+    got_k, got_v = cache.append(new_k, new_v)
+    assert torch.equal(got_k, torch.cat((want_k, new_k), dim=2))
+    assert torch.equal(got_v, torch.cat((want_v, new_v), dim=2))
+

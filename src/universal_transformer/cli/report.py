@@ -1,4 +1,5 @@
-"""``ut report``: regenerate the tables of ``docs/results.md`` from the records in ``results/``;
+"""``ut report``: regenerate the tables of ``docs/results.md`` (and the figures of ``docs/figures``)
+from the records in ``results/``;
 ``ut report ROOT...``: print the task's tables for folders of runs (aliases ``babi-report``,
 ``algorithmic-report``)."""
 
@@ -8,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..evaluation.docs import DocsError, find_sections, stale_sections, update_file
+from ..evaluation.docs import DocsError, find_sections, stale_sections, update_figures, update_file
 from ..evaluation.records import RecordError, load_records
 
 
@@ -32,6 +33,9 @@ def add_report_parser(commands: argparse._SubParsersAction) -> argparse.Argument
     p.add_argument("--results", type=Path, default=Path("results"), help="folder of run records (default: results)")
     p.add_argument("--docs", type=Path, default=Path("docs/results.md"),
                    help="markdown file with generated sections (default: docs/results.md)")
+    p.add_argument("--figures", type=Path, default=None,
+                   help="folder for the figures drawn from the records, e.g. accuracy against test length "
+                   "(default: figures/ next to DOCS; not with --check)")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 naming the sections that differ from what the records generate")
     p.set_defaults(run=run_report)
@@ -61,6 +65,8 @@ def run_report(args: argparse.Namespace) -> int:
             print(f"{args.docs}: {len(names)} section(s) up to date with {len(records)} record(s)")
             return 0
         update_file(args.docs, records)
+        figures_dir = args.figures if args.figures is not None else args.docs.parent / "figures"
+        figures = update_figures(figures_dir, records)
     except (RecordError, DocsError) as err:
         print(f"ut report: error: {err}", file=sys.stderr)
         return 2
@@ -68,4 +74,6 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"{args.docs}: {name}: {'written' if name in stale else 'unchanged'}")
     if not names:
         print(f"{args.docs}: no generated sections")
+    for name, path in figures.items():
+        print(f"{path}: drawn" if path is not None else f"{figures_dir / name}.png: nothing to draw yet")
     return 0

@@ -37,6 +37,10 @@ from .records import RunRecord
 Builder = Callable[[list[RunRecord]], str]
 TABLES: dict[str, Builder] = {}
 """Table builders by section name; fill it with :func:`register_table`."""
+FigureBuilder = Callable[[list[RunRecord], Path], bool]
+FIGURES: dict[str, FigureBuilder] = {}
+"""Figure builders by name: ``builder(records, path)`` draws ``path`` (a PNG) and returns
+True, or returns False when the records hold nothing to draw; :func:`update_figures`."""
 
 STATUS_LABELS = {"done": "done", "early_stopped": "early stopped", "time_limit": "partial", "rescored": "rescored"}
 NO_RECORDS = "_No records yet._"
@@ -150,6 +154,14 @@ def update_file(path: str | Path, records: list[RunRecord], check: bool = False)
     if not check:
         path.write_text(new, encoding="utf-8")
     return False
+
+
+def update_figures(folder: str | Path, records: list[RunRecord]) -> dict[str, Path | None]:
+    """Draw every figure of :data:`FIGURES` that the records hold data for as
+    ``folder/NAME.png``; returns name -> the path written, or None (nothing to draw)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return {name: path if build(records, path := folder / f"{name}.png") else None for name, build in FIGURES.items()}
 
 
 # Shared cell formats, so every table prints numbers the same way.
@@ -295,11 +307,44 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     return _table(header, rows)
 
 
+def length_curves(records: list[RunRecord], *, name: str = "algorithmic") -> dict[str, dict[str, list[tuple[int, Any, Any]]]]:
+    """Task -> model -> ``(test length, char accuracy, sequence accuracy)`` at every length
+    the best seed on validation was tested at (``None`` where not measured), tasks and
+    models in the tables' order; runs without test metrics (partial) are left out."""
+    cells = _algorithmic_cells(family(records, name))
+    curves: dict[str, dict[str, list[tuple[int, Any, Any]]]] = {}
+    for task in _ordered({t for t, _ in cells}, TASK_ORDER):
+        for model in _ordered({m for t, m in cells if t == task}, MODELS):
+            test = cells[task, model].metrics["test"]
+            points = [(n, test.get(f"len{n}/char_accuracy"), test.get(f"len{n}/sequence_accuracy"))
+                      for n in _lengths([cells[task, model]])]
+            if points:
+                curves.setdefault(task, {})[model] = points
+    return curves
+
+
+def _length_curve_figure(name: str, title: str) -> FigureBuilder:
+    def build(records: list[RunRecord], out: Path) -> bool:
+        curves = length_curves(records, name=name)
+        if not any(len(points) > 1 for models in curves.values() for points in models.values()):
+            return False  # no run tested at two lengths: no curve to draw
+        from ..visualisation.algorithmic import plot_length_curves  # matplotlib only when drawing
+
+        plot_length_curves(curves, out, title=title)
+        return True
+
+    build.__doc__ = f"Accuracy against test length of the ``{name}/...`` records (:func:`length_curves`)."
+    return build
+
+
 for _length in (40, 400):  # the paper's training and test lengths
     register_table(f"algorithmic-len{_length}")(partial(algorithmic_table, length=_length))
 del _length
 register_table("algorithmic-curve")(curve_table)
 register_table("demo")(partial(curve_table, name="demo"))
+FIGURES["algorithmic-length"] = _length_curve_figure(
+    "algorithmic", "Copy, Reverse, Addition: trained on lengths up to 40 (results/algorithmic)")
+FIGURES["demo-length"] = _length_curve_figure("demo", "ut demo: Copy trained on lengths up to 10 (results/demo)")
 
 
 @register_table("lte")
@@ -320,6 +365,52 @@ def lte_beam_table(records: list[RunRecord]) -> str:
         return NO_RECORDS
     tables = [_task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None, prefix=f"beam{k}/") for k in beams]
     return "\n\n".join(tables if len(beams) == 1 else [f"beam {k}:\n\n{t}" for k, t in zip(beams, tables)])
+
+
+# Numerics: bf16 autocast against fp32 on the same short runs (scripts/precision_check.sh).
+
+def _precision_result(test: dict[str, Any]) -> tuple[str, float | None]:
+    """A check's test result as text, and the number that the mean row averages:
+    character / sequence accuracy (sequence tasks) or error % (bAbI)."""
+    if "sequence_accuracy" in test:
+        return f"{fmt_accuracy(test.get('char_accuracy'))} / {fmt_accuracy(test['sequence_accuracy'], 3)}", test["sequence_accuracy"]
+    if "mean_error" in test:
+        return f"{test['mean_error']:.1f}% error", test["mean_error"]
+    return "-", None
+
+
+def _precision_ponder(test: dict[str, Any]) -> str:
+    """bAbI ACT: mean ponder time of supporting facts / other facts / the question."""
+    roles = [test.get(f"ponder_{role}") for role in ("supporting", "other", "question")]
+    return " / ".join(map(fmt_accuracy, roles)) if any(isinstance(v, float) for v in roles) else "-"
+
+
+@register_table("precision-check")
+def precision_table(records: list[RunRecord]) -> str:
+    """One row per run of the ``checks/precision/CHECK-PRECISION-sSEED`` records: its test
+    result, ponder time (bAbI), steps and wall time; then per check and precision the mean
+    test result over seeds."""
+    runs = family(records, "checks/precision")
+    if not runs:
+        return NO_RECORDS
+
+    def check(record: RunRecord) -> str:
+        return re.sub(r"-(fp32|bf16)-s\d+$", "", record.experiment.removeprefix("checks/precision/"))
+
+    def precision(record: RunRecord) -> str:
+        return str(record.config["train"].get("precision"))
+
+    rows, means = [], {}
+    for r in sorted(runs, key=lambda r: (check(r), r.seeds, precision(r) != "fp32")):
+        text, value = _precision_result(r.metrics["test"])
+        means.setdefault((check(r), precision(r)), []).append(value)
+        rows.append([check(r), precision(r), ", ".join(map(str, r.seeds)), text, _precision_ponder(r.metrics["test"]),
+                     f"{r.steps} ({r.best_step})", fmt_seconds(r.wall_time_seconds)])
+    table = _table(["check", "precision", "seed", "test: char / seq acc, or error", "ponder: supporting / other / question",
+                    "steps (best)", "wall time"], rows)
+    summary = [f"{name} {prec}: {sum(v) / len(v):.3f} over {len(v)} seed(s)" for (name, prec), v in means.items()
+               if v and None not in v]
+    return table + ("\n\nmean test sequence accuracy, or error %: " + "; ".join(summary) if summary else "")
 
 
 # bAbI (the paper's Table 1 and Appendix C), through babi_report's tables.

@@ -165,7 +165,7 @@ def _fused_kernel_is_slow(q: Tensor) -> bool:
     1.6-6x slower, forward and backward, than the three plain operations (matmul, softmax,
     matmul) at the sequence lengths of these experiments (docs/performance.md), so those
     are used there; in float32 and on CUDA the fused kernel stays."""
-    return q.device.type == "cpu" and q.dtype in (torch.bfloat16, torch.float16)
+    return q.dtype in (torch.bfloat16, torch.float16) and q.device.type == "cpu"  # dtype first: cheap, every call
 
 
 def attention_mask(

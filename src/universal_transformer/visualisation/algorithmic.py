@@ -1,4 +1,5 @@
-"""What an algorithmic-task model attends to: the decoder's attention over the input, per step."""
+"""Algorithmic-task figures: accuracy against test length (the paper's Section 3.4 asks how far
+models trained on lengths up to 40 generalise), and the decoder's attention over the input, per step."""
 
 from __future__ import annotations
 
@@ -47,4 +48,40 @@ def plot_cross_attention(model, batch: Seq2SeqBatch, out: str | Path, *, decode_
     return out
 
 
-__all__ = ["plot_cross_attention"]
+# Curves: task -> model -> [(test length, character accuracy, sequence accuracy)]; None = not measured.
+Curves = dict[str, dict[str, list[tuple[int, float | None, float | None]]]]
+
+
+def plot_length_curves(curves: Curves, out: str | Path, *, title: str = "") -> Path:
+    """One panel per task: character accuracy (solid) and sequence accuracy (dashed) of every
+    model against the test length (log scale). The PNG carries no time stamp or version, so
+    the same curves give the same bytes (the figure lives in git next to its table)."""
+    tasks = list(curves)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False, sharey=True)
+    for ax, task in zip(axes[0], tasks):
+        for i, (model, points) in enumerate(curves[task].items()):
+            color = f"C{i}"
+            for column, style, label in ((1, "-", f"{model} char"), (2, "--", f"{model} seq")):
+                xs = [p[0] for p in points if p[column] is not None]
+                ys = [p[column] for p in points if p[column] is not None]
+                ax.plot(xs, ys, style, marker="o", markersize=3, color=color, label=label)
+        ax.set_xscale("log")
+        lengths = sorted({p[0] for points in curves[task].values() for p in points})
+        ax.set_xticks(lengths, [str(n) for n in lengths])
+        ax.minorticks_off()
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(task, fontsize=10)
+        ax.set_xlabel("test length")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accuracy (char solid, sequence dashed)")
+    axes[0][-1].legend(fontsize=7, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
+__all__ = ["Curves", "plot_cross_attention", "plot_length_curves"]
