@@ -491,3 +491,29 @@ def test_length_curves_and_their_figure(tmp_path):
     written = docs.update_figures(tmp_path / "figures", records)
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png"}
+
+
+def test_depth_table_puts_test_time_depths_under_their_trained_run():
+    def rescored(record, steps, char, seq):
+        return make_record(record.experiment + f"-steps{steps}", model_class=record.config["model_class"],
+                           model=record.config["model"], task=record.config["task"], command=record.command,
+                           test={"len40/char_accuracy": char, "len40/sequence_accuracy": seq, "inference_steps": steps},
+                           status="rescored")
+
+    ut = _algorithmic("reverse", "UT", 0.5, 0.1, command="ut train configs/algorithmic/reverse-ut.yaml")
+    ut.config["model"] = {**ut.config["model"], "num_steps": 4}  # a copy: MODELS is shared
+    act = _algorithmic("copy", "UT+ACT", 0.2, 0.0, command="ut train configs/algorithmic/copy-ut-act.yaml")
+    act.config["model"] = {**act.config["model"], "num_steps": 4, "act_max_steps": 6}
+    records = [ut, rescored(ut, 8, 0.75, 0.25), rescored(ut, 6, 0.625, 0.125), act, rescored(act, 12, 0.5, 0.0)]
+    assert TABLES["algorithmic-depth"](records) == "\n".join([
+        "| task | model | steps at test | len 40 |",
+        "|---|---|---|---|",
+        "| copy | UT+ACT | 6 (trained) | 0.70 / 0.50 |",
+        "| copy | UT+ACT | 12 | 0.50 / 0.00 |",
+        "| reverse | UT | 4 (trained) | 1.00 / 0.60 |",
+        "| reverse | UT | 6 | 0.62 / 0.12 |",
+        "| reverse | UT | 8 | 0.75 / 0.25 |",
+    ])
+    # the model tables keep showing the trained depth
+    assert "| UT | - | 0.50 / 0.10 |" in TABLES["algorithmic-len400"](records)
+    assert TABLES["algorithmic-depth"](records[:1]) == docs.NO_RECORDS

@@ -197,6 +197,8 @@ def run_eval(args: argparse.Namespace) -> int:
     task = build_task(experiment.task, seed=experiment.train.seed)
     model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
     metrics = task.evaluate(model, args.split)
+    if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
+        metrics["inference_steps"] = args.steps
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
     out = args.run_dir / f"eval-{args.split}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")

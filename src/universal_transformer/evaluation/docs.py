@@ -29,6 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
+from ..config import UTConfig
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder_table, run_tasks, runs_table
@@ -234,11 +235,18 @@ def model_label(config: dict[str, Any]) -> str:
     return "UT+ACT" if model.get("act", False) else "UT"
 
 
+def inference_steps(record: RunRecord) -> int | None:
+    """The recurrent steps (ACT: step limit) a record's test metrics were measured at when
+    ``ut eval --steps`` changed them from training (test-time depth); else None."""
+    return record.metrics["test"].get("inference_steps")
+
+
 def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
-    """(task, model) -> the best seed's record."""
+    """(task, model) -> the best seed's record, at the depth the model was trained with."""
     groups: dict[tuple[str, str], list[RunRecord]] = {}
     for record in records:
-        groups.setdefault((str(record.config["task"].get("task")), model_label(record.config)), []).append(record)
+        if inference_steps(record) is None:
+            groups.setdefault((str(record.config["task"].get("task")), model_label(record.config)), []).append(record)
     return {key: best_on_validation(group) for key, group in groups.items()}
 
 
@@ -307,6 +315,30 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     return _table(header, rows)
 
 
+def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
+    """Test-time depth: for every run re-scored with other recurrent steps (``ut eval
+    --steps``: records whose test metrics hold ``inference_steps``), one row per depth, the
+    training depth first, with char / sequence accuracy at every test length. A re-scored
+    record is matched to its trained run by the training command and seeds it copies."""
+    runs = family(records, name)
+    deeper: dict[tuple[str, tuple[int, ...]], list[RunRecord]] = {}
+    for record in runs:
+        if inference_steps(record) is not None:
+            deeper.setdefault((record.command, tuple(record.seeds)), []).append(record)
+    if not deeper:
+        return NO_RECORDS
+    trained = {(r.command, tuple(r.seeds)): r for r in runs if inference_steps(r) is None}
+    lengths = _lengths([r for group in deeper.values() for r in group])
+    rows = []
+    for key, group in sorted(deeper.items()):
+        config = UTConfig.from_dict(group[0].config["model"])
+        shown = [(f"{config.max_steps if config.act else config.num_steps} (trained)", trained[key])] if key in trained else []
+        shown += [(str(inference_steps(r)), r) for r in sorted(group, key=inference_steps)]
+        task, model = str(group[0].config["task"].get("task")), model_label(group[0].config)
+        rows += [[task, model, steps, *(_accuracy_cell(r, n, label_partial=False) for n in lengths)] for steps, r in shown]
+    return _table(["task", "model", "steps at test", *(f"len {n}" for n in lengths)], rows)
+
+
 def length_curves(records: list[RunRecord], *, name: str = "algorithmic") -> dict[str, dict[str, list[tuple[int, Any, Any]]]]:
     """Task -> model -> ``(test length, char accuracy, sequence accuracy)`` at every length
     the best seed on validation was tested at (``None`` where not measured), tasks and
@@ -341,6 +373,7 @@ for _length in (40, 400):  # the paper's training and test lengths
     register_table(f"algorithmic-len{_length}")(partial(algorithmic_table, length=_length))
 del _length
 register_table("algorithmic-curve")(curve_table)
+register_table("algorithmic-depth")(depth_table)
 register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(
     "algorithmic", "Copy, Reverse, Addition: trained on lengths up to 40 (results/algorithmic)")
