@@ -517,3 +517,7 @@ def test_depth_table_puts_test_time_depths_under_their_trained_run():
     # the model tables keep showing the trained depth
     assert "| UT | - | 0.50 / 0.10 |" in TABLES["algorithmic-len400"](records)
     assert TABLES["algorithmic-depth"](records[:1]) == docs.NO_RECORDS
+    # the demo's three runs share one command: their configs tell them apart
+    demo = [_algorithmic("copy", label, 0.5, 0.1, family="demo", command="ut demo --record") for label in ("UT", "UT+ACT")]
+    table = TABLES["demo-depth"]([*demo, rescored(demo[0], 8, 0.75, 0.25)])
+    assert [line.split(" | ")[2] for line in table.splitlines()[2:]] == ["4 (trained)", "8"]

@@ -23,6 +23,7 @@ seed. A run stopped by its time limit is labelled *partial*.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import partial
@@ -319,15 +320,19 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     """Test-time depth: for every run re-scored with other recurrent steps (``ut eval
     --steps``: records whose test metrics hold ``inference_steps``), one row per depth, the
     training depth first, with char / sequence accuracy at every test length. A re-scored
-    record is matched to its trained run by the training command and seeds it copies."""
+    record is matched to its trained run by what it copies from it: the command, seeds and
+    config of the training."""
+    def run_key(record: RunRecord) -> tuple[str, str, str]:
+        return record.command, str(record.seeds), json.dumps(record.config, sort_keys=True)
+
     runs = family(records, name)
-    deeper: dict[tuple[str, tuple[int, ...]], list[RunRecord]] = {}
+    deeper: dict[tuple[str, str, str], list[RunRecord]] = {}
     for record in runs:
         if inference_steps(record) is not None:
-            deeper.setdefault((record.command, tuple(record.seeds)), []).append(record)
+            deeper.setdefault(run_key(record), []).append(record)
     if not deeper:
         return NO_RECORDS
-    trained = {(r.command, tuple(r.seeds)): r for r in runs if inference_steps(r) is None}
+    trained = {run_key(r): r for r in runs if inference_steps(r) is None}
     lengths = _lengths([r for group in deeper.values() for r in group])
     rows = []
     for key, group in sorted(deeper.items()):
@@ -374,6 +379,7 @@ for _length in (40, 400):  # the paper's training and test lengths
 del _length
 register_table("algorithmic-curve")(curve_table)
 register_table("algorithmic-depth")(depth_table)
+register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(
     "algorithmic", "Copy, Reverse, Addition: trained on lengths up to 40 (results/algorithmic)")
