@@ -25,7 +25,8 @@ for check in "${checks[@]}"; do
       run="$name-$precision-s$seed"
       [ -f "$out/$run/metrics.json" ] && continue
       sets=(--set "train.seed=$seed" --set "train.precision=$precision" --set train.allow_slow_bf16=true)
-      for o in $overrides; do sets+=(--set "$o"); done
+      read -r -a extra <<< "$overrides"  # split on spaces, no glob expansion
+      for o in "${extra[@]}"; do sets+=(--set "$o"); done
       echo "== $run: $(date -u +%FT%TZ)" >> "$out/$run.log"
       $ut train "$config" --out "$out/$run" --no-progress "${sets[@]}" \
           --record "checks/precision/$run" >> "$out/$run.log" 2>&1 || echo "$run failed (see $out/$run.log)" >&2

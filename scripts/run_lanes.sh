@@ -6,12 +6,13 @@
 # the same command again to continue. `ut report` then regenerates docs/results.md.
 #   bash scripts/run_lanes.sh CONFIG_DIR GROUP RUNS_DIR CHUNK_SECONDS NAME [NAME ...]
 # e.g. bash scripts/run_lanes.sh configs/lm lm runs/lm 1800 ptb-ut ptb-ut-act
-# Set UT to the `ut` executable when it is not on PATH. Set DEADLINE (anything `date -d`
-# reads, e.g. "19:10") to end every lane by then: each chunk's limit is cut to the time left,
-# and no chunk starts with less than two minutes to go.
+# Set UT to the `ut` executable when it is not on PATH. Set DEADLINE (anything GNU `date -d`
+# reads, e.g. "19:10") to stop training by then: each chunk's time limit is cut to the time
+# left (a run that finishes in that chunk still runs its final test evaluation after it),
+# no chunk starts with less than two minutes to go, and the script then exits with status 3.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
@@ -21,7 +22,12 @@ ut=${UT:-ut}
 deadline=
 if [ -n "${DEADLINE:-}" ]; then
   deadline=$(date -d "$DEADLINE" +%s) || exit 2
+  if (( deadline <= $(date +%s) )); then
+    echo "DEADLINE $DEADLINE ($(date -d "@$deadline")) has passed" >&2
+    exit 2
+  fi
 fi
+secs=${secs%.*}  # whole seconds, for the arithmetic below
 mkdir -p "$out"
 
 run_one() {
@@ -31,7 +37,10 @@ run_one() {
     limit=$secs
     if [ -n "$deadline" ]; then
       limit=$(( deadline - $(date +%s) ))
-      (( limit < 120 )) && return 3
+      if (( limit < 120 )); then
+        echo "== $name: not started, DEADLINE $DEADLINE is near ($(date -u +%FT%TZ))" >> "$out/$name.log"
+        return 3
+      fi
       (( limit > secs )) && limit=$secs
     fi
     echo "== $name: chunk at $(date -u +%FT%TZ)" >> "$out/$name.log"
@@ -40,12 +49,22 @@ run_one() {
   done
 }
 
-lane() { for name in "$@"; do run_one "$name"; [ $? -eq 3 ] && return; done; }
+lane() {
+  local name
+  for name in "$@"; do
+    run_one "$name"
+    [ $? -eq 3 ] && return 3
+  done
+  return 0
+}
 
 even=() odd=()
 for i in "${!names[@]}"; do
   if (( i % 2 == 0 )); then even+=("${names[$i]}"); else odd+=("${names[$i]}"); fi
 done
 lane "${even[@]}" &
-[ ${#odd[@]} -gt 0 ] && lane "${odd[@]}" &
-wait
+pids=($!)
+if [ ${#odd[@]} -gt 0 ]; then lane "${odd[@]}" & pids+=($!); fi
+status=0
+for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+exit $status

@@ -520,4 +520,27 @@ def test_depth_table_puts_test_time_depths_under_their_trained_run():
     # the demo's three runs share one command: their configs tell them apart
     demo = [_algorithmic("copy", label, 0.5, 0.1, family="demo", command="ut demo --record") for label in ("UT", "UT+ACT")]
     table = TABLES["demo-depth"]([*demo, rescored(demo[0], 8, 0.75, 0.25)])
-    assert [line.split(" | ")[2] for line in table.splitlines()[2:]] == ["4 (trained)", "8"]
+    assert [line.split(" | ")[2] for line in table.splitlines()[2:]] == ["? (trained)", "8"]  # no num_steps: unknown
+    # another re-score of the run at its own depth (e.g. averaged checkpoints) is not its trained row
+    averaged = make_record("algorithmic/reverse-UT-averaged", model_class=ut.config["model_class"], model=ut.config["model"],
+                           task=ut.config["task"], command=ut.command, test={"len40/char_accuracy": 0.1}, status="rescored")
+    assert "| reverse | UT | 4 (trained) | 1.00 / 0.60 |" in TABLES["algorithmic-depth"]([averaged, *records])
+    # a depth re-score of the validation split stays out of the model tables too
+    validation = make_record("algorithmic/reverse-UT-steps8", model_class=ut.config["model_class"], model=ut.config["model"],
+                             task=ut.config["task"], command=ut.command, validation={"score": 9.0, "inference_steps": 8},
+                             test=ut.metrics["test"], status="rescored")
+    assert docs.inference_steps(validation) == 8
+    assert "| reverse | UT | 4 (trained) |" in TABLES["algorithmic-depth"]([validation, ut])
+    assert "rescored" not in TABLES["algorithmic-curve"]([validation, ut])
+
+
+def test_depth_records_stay_out_of_the_lm_and_babi_tables():
+    ptb = make_record("lm/ptb-ut", model={"share_weights": True}, task={"name": "lm"},
+                      validation={"score": -100.0}, test={"perplexity": 100.0})
+    deeper = make_record("lm/ptb-ut-deep8", model={"share_weights": True}, task={"name": "lm"},
+                         validation={"score": -100.0}, test={"perplexity": 500.0, "inference_steps": 8})
+    assert docs.lm_models([deeper, ptb]) == {"UT": ptb}
+    babi = {"task2/error": 10.0, "mean_error": 10.0}
+    runs = [make_record("babi/en/ut-act/task2", task={"name": "babi"}, test=babi),
+            make_record("babi/en/ut-act/task2-steps12", task={"name": "babi"}, test={**babi, "inference_steps": 12})]
+    assert list(docs.babi_columns(runs)) == ["en/ut-act"]

@@ -120,7 +120,8 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     assert nbest.returncode == 0 and len(scores) == 3 and scores == sorted(scores, reverse=True), nbest.stderr
     deeper = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]", "--steps", "5")
     assert deeper.returncode == 0, deeper.stderr
-    assert json.loads((run / "eval-test.json").read_text())["inference_steps"] == 5  # tables tell it from training depth
+    assert json.loads((run / "eval-test-steps5.json").read_text())["inference_steps"] == 5  # tables tell it from training depth
+    assert "inference_steps" not in json.loads((run / "eval-test.json").read_text())  # the trained depth's stays
     inputs.write_text("12\n3x\n")
     bad_line = run_ut("generate", str(run), "--input-file", str(inputs))
     assert bad_line.returncode == 2 and f"{inputs}:2: character 'x' at position 1" in bad_line.stderr

@@ -53,7 +53,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_publish)
 
     p = commands.add_parser("eval", help="evaluate a trained run and print a table",
-                            description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json.")
+                            description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json (eval-SPLIT-stepsN.json with --steps N).")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--split", default="test", help="validation or test (default test)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -200,7 +200,8 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
         metrics["inference_steps"] = args.steps
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
-    out = args.run_dir / f"eval-{args.split}.json"
+    # At another depth, its own file: the folder reports read eval-SPLIT.json as the trained model's.
+    out = args.run_dir / (f"eval-{args.split}.json" if args.steps is None else f"eval-{args.split}-steps{args.steps}.json")
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
     if args.record:

@@ -30,7 +30,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config import UTConfig
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder_table, run_tasks, runs_table
@@ -160,10 +159,17 @@ def update_file(path: str | Path, records: list[RunRecord], check: bool = False)
 
 def update_figures(folder: str | Path, records: list[RunRecord]) -> dict[str, Path | None]:
     """Draw every figure of :data:`FIGURES` that the records hold data for as
-    ``folder/NAME.png``; returns name -> the path written, or None (nothing to draw)."""
+    ``folder/NAME.png`` (removing one they no longer hold data for); returns name -> the
+    path written, or None (nothing to draw)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    return {name: path if build(records, path := folder / f"{name}.png") else None for name, build in FIGURES.items()}
+    drawn: dict[str, Path | None] = {}
+    for name, build in FIGURES.items():
+        path = folder / f"{name}.png"
+        drawn[name] = path if build(records, path) else None
+        if drawn[name] is None:
+            path.unlink(missing_ok=True)  # its records are gone: so is the figure
+    return drawn
 
 
 # Shared cell formats, so every table prints numbers the same way.
@@ -237,9 +243,14 @@ def model_label(config: dict[str, Any]) -> str:
 
 
 def inference_steps(record: RunRecord) -> int | None:
-    """The recurrent steps (ACT: step limit) a record's test metrics were measured at when
-    ``ut eval --steps`` changed them from training (test-time depth); else None."""
-    return record.metrics["test"].get("inference_steps")
+    """The recurrent steps (ACT: step limit) that ``ut eval --steps`` re-scored a record at
+    (test-time depth; the key is in the re-scored split's metrics), else None. Such records
+    are left out of the model tables, which show the depth each model was trained with."""
+    for split in ("test", "validation"):
+        steps = record.metrics[split].get("inference_steps")
+        if steps is not None:
+            return steps
+    return None
 
 
 def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
@@ -318,30 +329,49 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
 
 def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     """Test-time depth: for every run re-scored with other recurrent steps (``ut eval
-    --steps``: records whose test metrics hold ``inference_steps``), one row per depth, the
-    training depth first, with char / sequence accuracy at every test length. A re-scored
-    record is matched to its trained run by what it copies from it: the command, seeds and
-    config of the training."""
+    --steps``, :func:`inference_steps`), one row per depth, the training depth first, with
+    char / sequence accuracy at every test length. A re-scored record is matched to its
+    trained run by what it copies from it: the command, seeds and config of the training;
+    the trained row is the run's own record (not another re-score of it, e.g. averaged
+    checkpoints)."""
     def run_key(record: RunRecord) -> tuple[str, str, str]:
         return record.command, str(record.seeds), json.dumps(record.config, sort_keys=True)
 
     runs = family(records, name)
     deeper: dict[tuple[str, str, str], list[RunRecord]] = {}
+    trained: dict[tuple[str, str, str], list[RunRecord]] = {}
     for record in runs:
-        if inference_steps(record) is not None:
-            deeper.setdefault(run_key(record), []).append(record)
+        (trained if inference_steps(record) is None else deeper).setdefault(run_key(record), []).append(record)
     if not deeper:
         return NO_RECORDS
-    trained = {run_key(r): r for r in runs if inference_steps(r) is None}
     lengths = _lengths([r for group in deeper.values() for r in group])
+    task_rank = {t: i for i, t in enumerate(TASK_ORDER)}
+    model_rank = {m: i for i, m in enumerate(MODELS)}
+
+    def order(item: tuple[tuple[str, str, str], list[RunRecord]]) -> tuple:
+        first = item[1][0]
+        task, model = str(first.config["task"].get("task")), model_label(first.config)
+        return task_rank.get(task, len(task_rank)), task, model_rank.get(model, len(model_rank)), first.experiment
+
     rows = []
-    for key, group in sorted(deeper.items()):
-        config = UTConfig.from_dict(group[0].config["model"])
-        shown = [(f"{config.max_steps if config.act else config.num_steps} (trained)", trained[key])] if key in trained else []
-        shown += [(str(inference_steps(r)), r) for r in sorted(group, key=inference_steps)]
+    for key, group in sorted(deeper.items(), key=order):
         task, model = str(group[0].config["task"].get("task")), model_label(group[0].config)
+        shown = []
+        if key in trained:  # the training record itself first, then the shortest name (the run's)
+            own = min(trained[key], key=lambda r: (r.status == "rescored", len(r.experiment), r.experiment))
+            shown.append((f"{_trained_depth(own.config['model'])} (trained)", own))
+        shown += [(str(inference_steps(r)), r) for r in sorted(group, key=inference_steps)]
         rows += [[task, model, steps, *(_accuracy_cell(r, n, label_partial=False) for n in lengths)] for steps, r in shown]
     return _table(["task", "model", "steps at test", *(f"len {n}" for n in lengths)], rows)
+
+
+def _trained_depth(model: dict[str, Any]) -> str:
+    """The recurrent steps a model was trained with (ACT: its step limit), read from the
+    record's config as written (records outlive the config classes' keys)."""
+    steps = model.get("num_steps")
+    if model.get("act"):
+        return str(model.get("act_max_steps") or (2 * steps if isinstance(steps, int) else "?"))
+    return str(steps if steps is not None else "?")
 
 
 def length_curves(records: list[RunRecord], *, name: str = "algorithmic") -> dict[str, dict[str, list[tuple[int, Any, Any]]]]:
@@ -444,7 +474,7 @@ def precision_table(records: list[RunRecord]) -> str:
         text, value = _precision_result(r.metrics["test"])
         means.setdefault((check(r), precision(r)), []).append(value)
         rows.append([check(r), precision(r), ", ".join(map(str, r.seeds)), text, _precision_ponder(r.metrics["test"]),
-                     f"{r.steps} ({r.best_step})", fmt_seconds(r.wall_time_seconds)])
+                     f"{r.steps} ({r.best_step if r.best_step is not None else '-'})", fmt_seconds(r.wall_time_seconds)])
     table = _table(["check", "precision", "seed", "test: char / seq acc, or error", "ponder: supporting / other / question",
                     "steps (best)", "wall time"], rows)
     summary = [f"{name} {prec}: {sum(v) / len(v):.3f} over {len(v)} seed(s)" for (name, prec), v in means.items()
@@ -480,7 +510,7 @@ def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
         summary = babi_summary(record)
-        if run_tasks(summary):  # only runs with per-task test errors
+        if run_tasks(summary) and inference_steps(record) is None:  # per-task test errors, at the trained depth
             groups.setdefault(babi_group(record.experiment), []).append(summary)
     return {name: best_of_seeds(runs) for name, runs in groups.items()}
 
@@ -524,7 +554,8 @@ def lm_models(records: list[RunRecord], key: str | None = None) -> dict[str, Run
             continue
         if key is not None and not any(k.startswith(key) for k in record.metrics["test"]):
             continue
-        groups.setdefault(model_label(record.config), []).append(record)
+        if inference_steps(record) is None:  # not a test-time-depth re-score
+            groups.setdefault(model_label(record.config), []).append(record)
     return {model: best_on_validation(groups[model]) for model in _ordered(set(groups), MODELS)}
 
 
@@ -672,7 +703,9 @@ def mt_table(records: list[RunRecord]) -> str:
     rows = []
     for r in runs:
         validation, test = r.metrics["validation"], r.metrics["test"]
-        row = [r.experiment.removeprefix("mt/"), model_label(r.config), fmt_parameters(r.parameters),
+        depth = inference_steps(r)
+        row = [r.experiment.removeprefix("mt/"), model_label(r.config) + (f", {depth} steps at test" if depth else ""),
+               fmt_parameters(r.parameters),
                _bleu_cell(validation), _bleu_cell(test), _decoding_cell(test),
                f"{r.best_step if r.best_step is not None else '-'} / {r.steps}",
                fmt_seconds(r.wall_time_seconds), status_label(r)]

@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 import torch  # noqa: E402
 
 from ..data.batch import Seq2SeqBatch  # noqa: E402
@@ -57,14 +58,16 @@ def plot_length_curves(curves: Curves, out: str | Path, *, title: str = "") -> P
     model against the test length (log scale). The PNG carries no time stamp or version, so
     the same curves give the same bytes (the figure lives in git next to its table)."""
     tasks = list(curves)
+    models = list(dict.fromkeys(m for task in tasks for m in curves[task]))  # one colour per model in every panel
+    colors = {model: f"C{i}" for i, model in enumerate(models)}
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.2 * len(tasks), 3.6), squeeze=False, sharey=True)
     for ax, task in zip(axes[0], tasks):
-        for i, (model, points) in enumerate(curves[task].items()):
-            color = f"C{i}"
-            for column, style, label in ((1, "-", f"{model} char"), (2, "--", f"{model} seq")):
+        for model, points in curves[task].items():
+            color = colors[model]
+            for column, style in ((1, "-"), (2, "--")):
                 xs = [p[0] for p in points if p[column] is not None]
                 ys = [p[column] for p in points if p[column] is not None]
-                ax.plot(xs, ys, style, marker="o", markersize=3, color=color, label=label)
+                ax.plot(xs, ys, style, marker="o", markersize=3, color=color)
         ax.set_xscale("log")
         lengths = sorted({p[0] for points in curves[task].values() for p in points})
         ax.set_xticks(lengths, [str(n) for n in lengths])
@@ -73,8 +76,10 @@ def plot_length_curves(curves: Curves, out: str | Path, *, title: str = "") -> P
         ax.set_title(task, fontsize=10)
         ax.set_xlabel("test length")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("accuracy (char solid, sequence dashed)")
-    axes[0][-1].legend(fontsize=7, loc="best")
+    axes[0][0].set_ylabel("accuracy")
+    handles = [Line2D([], [], color=colors[m], marker="o", markersize=3, label=m) for m in models]
+    handles += [Line2D([], [], color="gray", linestyle=style, label=label) for style, label in (("-", "char"), ("--", "sequence"))]
+    axes[0][-1].legend(handles=handles, fontsize=7, loc="best")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
