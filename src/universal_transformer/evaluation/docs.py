@@ -436,7 +436,7 @@ def lte_beam_table(records: list[RunRecord]) -> str:
     return "\n\n".join(tables if len(beams) == 1 else [f"beam {k}:\n\n{t}" for k, t in zip(beams, tables)])
 
 
-# Numerics: bf16 autocast against fp32 on the same short runs (scripts/precision_check.sh).
+# Numerics: bf16 autocast against fp32 on the same short runs (configs/checks/precision.grid).
 
 def _precision_result(test: dict[str, Any]) -> tuple[str, float | None]:
     """A check's test result as text, and the number that the mean row averages:

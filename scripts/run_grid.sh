@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Trains the runs of a grid file one after another (one lane; each config sets its threads)
+# and records each as results/GROUP/NAME.json. A grid file has one run per line:
+#   NAME CONFIG [KEY=VALUE ...]     (the overrides of `ut train --set`; # starts a comment)
+# NAME may contain '/' (folders). Runs that finished (RUNS_DIR/NAME/metrics.json) are skipped,
+# so the same command continues an interrupted grid; `ut report` then regenerates the tables.
+#   bash scripts/run_grid.sh GRID GROUP RUNS_DIR
+# e.g. bash scripts/run_grid.sh configs/checks/precision.grid checks/precision runs/checks/precision
+# Set UT to the `ut` executable when it is not on PATH. Exit status 1 if a run failed.
+set -u
+if [ $# -ne 3 ]; then
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+grid=$1 group=$2 out=$3
+ut=${UT:-ut}
+[ -r "$grid" ] || { echo "$grid: cannot read the grid file" >&2; exit 2; }
+status=0
+line=0
+while IFS= read -r text || [ -n "$text" ]; do
+  line=$((line + 1))
+  text=${text%%#*}
+  read -r -a fields <<< "$text"  # split on blanks, no glob expansion
+  [ ${#fields[@]} -eq 0 ] && continue
+  if [ ${#fields[@]} -lt 2 ]; then
+    echo "$grid:$line: expected 'NAME CONFIG [KEY=VALUE ...]', got '$text'" >&2
+    exit 2
+  fi
+  name=${fields[0]} config=${fields[1]}
+  [ -f "$out/$name/metrics.json" ] && continue
+  sets=()
+  for o in "${fields[@]:2}"; do sets+=(--set "$o"); done
+  mkdir -p "$(dirname "$out/$name")"
+  echo "== $name: $(date -u +%FT%TZ)" >> "$out/$name.log"
+  $ut train "$config" --out "$out/$name" --no-progress "${sets[@]}" --record "$group/$name" \
+      >> "$out/$name.log" 2>&1 < /dev/null || { echo "$name failed (see $out/$name.log)" >&2; status=1; }
+done < "$grid"
+exit $status
