@@ -490,7 +490,9 @@ def test_length_curves_and_their_figure(tmp_path):
     assert not (tmp_path / "c.png").exists()
     written = docs.update_figures(tmp_path / "figures", records)
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
-                       "demo-length": tmp_path / "figures" / "demo-length.png"}
+                       "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None}
+    docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
+    assert not list((tmp_path / "figures").iterdir())
 
 
 def test_depth_table_puts_test_time_depths_under_their_trained_run():
@@ -544,3 +546,35 @@ def test_depth_records_stay_out_of_the_lm_and_babi_tables():
     runs = [make_record("babi/en/ut-act/task2", task={"name": "babi"}, test=babi),
             make_record("babi/en/ut-act/task2-steps12", task={"name": "babi"}, test={**babi, "inference_steps": 12})]
     assert list(docs.babi_columns(runs)) == ["en/ut-act"]
+
+
+def _ponder(setting, task, bias, weight, error, ponder, **fields):
+    test = {f"task{task}/error": error, f"task{task}/ponder_time": ponder, f"task{task}/ponder_std": 0.5,
+            f"task{task}/ponder_supporting": ponder + 0.25, f"task{task}/ponder_other": ponder - 0.25,
+            f"task{task}/ponder_question": 3.0}
+    return make_record(f"babi-ponder/{setting}/task{task}", model_class="UTStoryQA",
+                       model={"act": True, "act_bias_init": bias, "ponder_weight": weight}, task={"name": "babi"},
+                       test=test, **fields)
+
+
+def test_ponder_study_table_and_figure(tmp_path):
+    records = [
+        _ponder("pw0", 2, -3.0, 0.0, 3.0, 4.5),
+        _ponder("t2t", 1, 1.0, 0.01, 0.0, 2.0, status="time_limit", steps=500, wall_time_seconds=60.0),
+        _ponder("t2t", 2, 1.0, 0.01, 12.5, 2.25),
+        make_record("babi/en/ut-act/task1", task={"name": "babi"}, test={"task1/error": 0.0}),  # not the study
+    ]
+    assert TABLES["babi-ponder-study"](records) == "\n".join([
+        "| setting | halting bias | ponder weight | task | test error % | ponder time | supporting / other / question "
+        "| paper's ponder | steps | wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        "| t2t | 1.0 | 0.01 | 1 | 0.0 | 2.00 ± 0.50 | 2.25 / 1.75 / 3.00 | 2.3 | 500 | 60 s |",
+        "| t2t | 1.0 | 0.01 | 2 | 12.5 | 2.25 ± 0.50 | 2.50 / 2.00 / 3.00 | 3.1 | 1000 | 100 s |",
+        "| pw0 | -3.0 | 0.0 | 2 | 3.0 | 4.50 ± 0.50 | 4.75 / 4.25 / 3.00 | 3.1 | 1000 | 100 s |",
+        "",
+        "partial = stopped at its time limit: babi-ponder/t2t/task1 (step 500, 60 s)",
+    ])
+    assert TABLES["babi-ponder-study"](records[-1:]) == docs.NO_RECORDS
+    assert docs.FIGURES["babi-ponder-study"](records, tmp_path / "p.png")  # t2t has two tasks: a line
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+    assert not docs.FIGURES["babi-ponder-study"](records[:1], tmp_path / "q.png")  # one point per setting: no line

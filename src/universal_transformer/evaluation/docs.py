@@ -534,6 +534,70 @@ register_table("babi-runs")(_babi_builder(runs_table))
 register_table("babi-roles")(_babi_builder(role_ponder_table))
 
 
+# The ponder-time study (configs/babi/ponder-study.grid): which ACT settings make the ponder
+# time depend on the number of supporting facts, as the paper's Appendix reports.
+
+PAPER_PONDER = {1: 2.3, 2: 3.1, 3: 3.8}  # the paper's mean ponder time on tasks 1 / 2 / 3
+
+
+def ponder_study(records: list[RunRecord]) -> dict[str, dict[int, RunRecord]]:
+    """Setting -> task -> record, of the ``babi-ponder/SETTING/taskN`` records, settings in
+    descending ponder weight then halting bias (the grid's order)."""
+    study: dict[str, dict[int, RunRecord]] = {}
+    for record in family(records, "babi-ponder"):
+        match = re.fullmatch(r"babi-ponder/(.+)/task(\d+)", record.experiment)
+        if match and inference_steps(record) is None:
+            study.setdefault(match.group(1), {})[int(match.group(2))] = record
+
+    def order(setting: str) -> tuple[float, float, str]:
+        model = next(iter(study[setting].values())).config["model"]
+        return -float(model.get("ponder_weight", 0.0)), -float(model.get("act_bias_init", 0.0)), setting
+
+    return {setting: dict(sorted(study[setting].items())) for setting in sorted(study, key=order)}
+
+
+@register_table("babi-ponder-study")
+def ponder_study_table(records: list[RunRecord]) -> str:
+    """One row per setting and task: halting bias, ponder weight, test error, mean ponder
+    time (± std over positions), and that of supporting facts / other facts / the question."""
+    study = ponder_study(records)
+    if not study:
+        return NO_RECORDS
+    rows, partial_runs = [], []
+    for setting, tasks in study.items():
+        for task, r in tasks.items():
+            test, model = r.metrics["test"], r.config["model"]
+            ponder = test.get(f"task{task}/ponder_time")
+            std = test.get(f"task{task}/ponder_std")
+            roles = [test.get(f"task{task}/ponder_{role}") for role in ("supporting", "other", "question")]
+            rows.append([setting, fmt_accuracy(model.get("act_bias_init"), 1), str(model.get("ponder_weight")), str(task),
+                         f"{test[f'task{task}/error']:.1f}" if f"task{task}/error" in test else "-",
+                         fmt_accuracy(ponder) + (f" ± {fmt_accuracy(std)}" if isinstance(std, float) else ""),
+                         " / ".join(map(fmt_accuracy, roles)), f"{PAPER_PONDER.get(task, '-')}", str(r.steps),
+                         fmt_seconds(r.wall_time_seconds)])
+            if r.partial:
+                partial_runs.append((r.experiment, r.steps, r.wall_time_seconds))
+    header = ["setting", "halting bias", "ponder weight", "task", "test error %", "ponder time",
+              "supporting / other / question", "paper's ponder", "steps", "wall time"]
+    return _table(header, rows) + partial_footnote(partial_runs)
+
+
+def _ponder_study_figure(records: list[RunRecord], out: Path) -> bool:
+    study = ponder_study(records)
+    curves = {setting: {task: (r.metrics["test"].get(f"task{task}/ponder_time"), r.metrics["test"].get(f"task{task}/ponder_std"))
+                        for task, r in tasks.items() if f"task{task}/ponder_time" in r.metrics["test"]}
+              for setting, tasks in study.items()}
+    if not any(len(points) > 1 for points in curves.values()):
+        return False
+    from ..visualisation.babi import plot_ponder_by_facts  # matplotlib only when drawing
+
+    plot_ponder_by_facts(curves, out, paper=PAPER_PONDER)
+    return True
+
+
+FIGURES["babi-ponder-study"] = _ponder_study_figure
+
+
 # Language modelling (the paper's Sections 3.2 and 3.3): Penn Treebank perplexity, subject-verb
 # agreement and LAMBADA, all scored by the models trained on Penn Treebank.
 
