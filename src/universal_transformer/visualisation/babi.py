@@ -90,7 +90,7 @@ def plot_ponder_by_facts(curves: dict[str, dict[int, tuple[float, float | None]]
         ax.plot(sorted(paper), [paper[k] for k in sorted(paper)], "k--", marker="s", markersize=4, label="paper")
     ax.set_xticks([1, 2, 3], ["task 1 (1 fact)", "task 2 (2)", "task 3 (3)"])
     ax.set_xlabel("supporting facts")
-    ax.set_ylabel("mean ponder time (steps)")
+    ax.set_ylabel("mean ponder time (steps + remainder)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
