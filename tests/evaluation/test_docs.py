@@ -235,15 +235,16 @@ def test_babi_tables_best_seed_per_group_and_partial():
 
 def test_runs_table_lists_every_record():
     records = [
-        make_record("algorithmic/copy-ut", seeds=[0, 1], commit="abcdef0123456789-dirty", status="early_stopped"),
+        make_record("algorithmic/copy-ut", seeds=[0, 1], commit="abcdef0123456789-dirty", status="early_stopped",
+                    parameters=119_424),
         make_record("babi/en/ut/task1", commit=None, best_step=None, status="time_limit", wall_time_seconds=59.6,
                     machine={"cpu": "AMD EPYC", "gpus": ["NVIDIA H100", "NVIDIA H100"], "cuda": "12.4"}),
     ]
     assert TABLES["runs"](records) == "\n".join([
-        "| experiment | seeds | status | steps | best step | wall time | commit | machine |",
-        "|---|---|---|---|---|---|---|---|",
-        "| algorithmic/copy-ut | 0 1 | early stopped | 1000 | 800 | 100 s | abcdef0-dirty | Test CPU |",
-        "| babi/en/ut/task1 | 0 | partial | 1000 | - | 60 s | - | NVIDIA H100 |",
+        "| experiment | parameters | seeds | status | steps | best step | wall time | commit | machine |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| algorithmic/copy-ut | 0.12M | 0 1 | early stopped | 1000 | 800 | 100 s | abcdef0-dirty | Test CPU |",
+        "| babi/en/ut/task1 | - | 0 | partial | 1000 | - | 60 s | - | NVIDIA H100 |",
     ])
 
 

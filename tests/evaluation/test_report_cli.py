@@ -44,7 +44,7 @@ def test_report_writes_then_check_passes_then_fails_on_new_record(tmp_path, caps
     out = capsys.readouterr().out
     assert f"{doc}: runs: written" in out and f"{doc}: algorithmic-len400: written" in out
     text = doc.read_text()
-    assert "| UT | 0.25 / 0.00 |" in text and "| algorithmic/copy-ut | 0 | done |" in text
+    assert "| UT | 0.25 / 0.00 |" in text and "| algorithmic/copy-ut | - | 0 | done |" in text
     assert text.startswith("# Results\n\nProse.\n\n<!-- generated: runs -->\n\n| experiment |")
     figure = tmp_path / "figures" / "algorithmic-length.png"  # next to the docs file
     assert f"{figure}: drawn" in out and figure.read_bytes().startswith(b"\x89PNG")

@@ -833,10 +833,11 @@ register_table("progress")(progress_table)
 
 @register_table("runs")
 def runs_overview(records: list[RunRecord]) -> str:
-    """One row per record: experiment, seeds, status, steps, best step, wall time, commit, machine."""
+    """One row per record: experiment, parameters, seeds, status, steps, best step, wall time,
+    commit, machine."""
     if not records:
         return NO_RECORDS
-    rows = [[r.experiment, " ".join(map(str, r.seeds)) or "-", status_label(r), str(r.steps),
+    rows = [[r.experiment, fmt_parameters(r.parameters), " ".join(map(str, r.seeds)) or "-", status_label(r), str(r.steps),
              str(r.best_step) if r.best_step is not None else "-", fmt_seconds(r.wall_time_seconds),
              _short_commit(r.commit), _machine_label(r.machine)] for r in records]
-    return _table(["experiment", "seeds", "status", "steps", "best step", "wall time", "commit", "machine"], rows)
+    return _table(["experiment", "parameters", "seeds", "status", "steps", "best step", "wall time", "commit", "machine"], rows)
