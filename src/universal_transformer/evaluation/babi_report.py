@@ -96,9 +96,15 @@ def ponder_table(columns: Columns) -> str:
     return "\n".join(lines)
 
 
-def _role_cell(task: int, run: dict[str, Any]) -> str | None:
-    values = [run["test"].get(f"task{task}/ponder_{role}") for role in ("supporting", "other", "question")]
+def role_ponder(metrics: dict[str, Any], prefix: str = "") -> str | None:
+    """``supporting / other / question`` mean ponder times (metrics ``{prefix}ponder_ROLE``,
+    e.g. prefix ``task2/``), or None when neither supporting facts nor the question have one."""
+    values = [metrics.get(f"{prefix}ponder_{role}") for role in ("supporting", "other", "question")]
     return None if values[0] is None and values[2] is None else " / ".join("-" if v is None else f"{v:.2f}" for v in values)
+
+
+def _role_cell(task: int, run: dict[str, Any]) -> str | None:
+    return role_ponder(run["test"], f"task{task}/")
 
 
 def role_ponder_table(columns: Columns) -> str:

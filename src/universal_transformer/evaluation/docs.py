@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
-from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder_table, run_tasks, runs_table
+from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table
 from .records import RunRecord
 
 Builder = Callable[[list[RunRecord]], str]
@@ -199,9 +199,10 @@ def status_label(record: RunRecord) -> str:
     return STATUS_LABELS[record.status]
 
 
-def family(records: list[RunRecord], name: str) -> list[RunRecord]:
-    """The records of experiments named ``NAME/...``."""
-    return [r for r in records if r.experiment.startswith(name + "/")]
+def family(records: list[RunRecord], name: str, *, other_depths: bool = False) -> list[RunRecord]:
+    """The records of experiments named ``NAME/...``; those re-scored at another depth than
+    the model was trained with (:func:`inference_steps`) only with ``other_depths``."""
+    return [r for r in records if r.experiment.startswith(name + "/") and (other_depths or inference_steps(r) is None)]
 
 
 def best_on_validation(records: list[RunRecord]) -> RunRecord:
@@ -254,11 +255,10 @@ def inference_steps(record: RunRecord) -> int | None:
 
 
 def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
-    """(task, model) -> the best seed's record, at the depth the model was trained with."""
+    """(task, model) -> the best seed's record."""
     groups: dict[tuple[str, str], list[RunRecord]] = {}
     for record in records:
-        if inference_steps(record) is None:
-            groups.setdefault((str(record.config["task"].get("task")), model_label(record.config)), []).append(record)
+        groups.setdefault((str(record.config["task"].get("task")), model_label(record.config)), []).append(record)
     return {key: best_on_validation(group) for key, group in groups.items()}
 
 
@@ -337,7 +337,7 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     def run_key(record: RunRecord) -> tuple[str, str, str]:
         return record.command, str(record.seeds), json.dumps(record.config, sort_keys=True)
 
-    runs = family(records, name)
+    runs = family(records, name, other_depths=True)
     deeper: dict[tuple[str, str, str], list[RunRecord]] = {}
     trained: dict[tuple[str, str, str], list[RunRecord]] = {}
     for record in runs:
@@ -448,12 +448,6 @@ def _precision_result(test: dict[str, Any]) -> tuple[str, float | None]:
     return "-", None
 
 
-def _precision_ponder(test: dict[str, Any]) -> str:
-    """bAbI ACT: mean ponder time of supporting facts / other facts / the question."""
-    roles = [test.get(f"ponder_{role}") for role in ("supporting", "other", "question")]
-    return " / ".join(map(fmt_accuracy, roles)) if any(isinstance(v, float) for v in roles) else "-"
-
-
 @register_table("precision-check")
 def precision_table(records: list[RunRecord]) -> str:
     """One row per run of the ``checks/precision/CHECK-PRECISION-sSEED`` records: its test
@@ -473,7 +467,7 @@ def precision_table(records: list[RunRecord]) -> str:
     for r in sorted(runs, key=lambda r: (check(r), r.seeds, precision(r) != "fp32")):
         text, value = _precision_result(r.metrics["test"])
         means.setdefault((check(r), precision(r)), []).append(value)
-        rows.append([check(r), precision(r), ", ".join(map(str, r.seeds)), text, _precision_ponder(r.metrics["test"]),
+        rows.append([check(r), precision(r), ", ".join(map(str, r.seeds)), text, role_ponder(r.metrics["test"]) or "-",
                      f"{r.steps} ({r.best_step if r.best_step is not None else '-'})", fmt_seconds(r.wall_time_seconds)])
     table = _table(["check", "precision", "seed", "test: char / seq acc, or error", "ponder: supporting / other / question",
                     "steps (best)", "wall time"], rows)
@@ -510,7 +504,7 @@ def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
         summary = babi_summary(record)
-        if run_tasks(summary) and inference_steps(record) is None:  # per-task test errors, at the trained depth
+        if run_tasks(summary):  # only runs with per-task test errors
             groups.setdefault(babi_group(record.experiment), []).append(summary)
     return {name: best_of_seeds(runs) for name, runs in groups.items()}
 
@@ -546,7 +540,7 @@ def ponder_study(records: list[RunRecord]) -> dict[str, dict[int, RunRecord]]:
     study: dict[str, dict[int, RunRecord]] = {}
     for record in family(records, "babi-ponder"):
         match = re.fullmatch(r"babi-ponder/(.+)/task(\d+)", record.experiment)
-        if match and inference_steps(record) is None:
+        if match:
             study.setdefault(match.group(1), {})[int(match.group(2))] = record
 
     def order(setting: str) -> tuple[float, float, str]:
@@ -569,11 +563,10 @@ def ponder_study_table(records: list[RunRecord]) -> str:
             test, model = r.metrics["test"], r.config["model"]
             ponder = test.get(f"task{task}/ponder_time")
             std = test.get(f"task{task}/ponder_std")
-            roles = [test.get(f"task{task}/ponder_{role}") for role in ("supporting", "other", "question")]
             rows.append([setting, fmt_accuracy(model.get("act_bias_init"), 1), str(model.get("ponder_weight")), str(task),
                          f"{test[f'task{task}/error']:.1f}" if f"task{task}/error" in test else "-",
                          fmt_accuracy(ponder) + (f" ± {fmt_accuracy(std)}" if isinstance(std, float) else ""),
-                         " / ".join(map(fmt_accuracy, roles)), f"{PAPER_PONDER.get(task, '-')}", str(r.steps),
+                         role_ponder(test, f"task{task}/") or "-", f"{PAPER_PONDER.get(task, '-')}", str(r.steps),
                          fmt_seconds(r.wall_time_seconds)])
             if r.partial:
                 partial_runs.append((r.experiment, r.steps, r.wall_time_seconds))
@@ -618,8 +611,7 @@ def lm_models(records: list[RunRecord], key: str | None = None) -> dict[str, Run
             continue
         if key is not None and not any(k.startswith(key) for k in record.metrics["test"]):
             continue
-        if inference_steps(record) is None:  # not a test-time-depth re-score
-            groups.setdefault(model_label(record.config), []).append(record)
+        groups.setdefault(model_label(record.config), []).append(record)
     return {model: best_on_validation(groups[model]) for model in _ordered(set(groups), MODELS)}
 
 
@@ -757,7 +749,7 @@ def mt_table(records: list[RunRecord]) -> str:
     checkpoints, is a row of its own): model, parameters, validation BLEU as validated
     during training, test BLEU, test decoding time (cached beam search), best step / steps, wall time and status; the sacrebleu
     signature below the table when the rows share it (else in a column)."""
-    runs = family(records, "mt")
+    runs = family(records, "mt", other_depths=True)  # rows of their own, labelled with their depth
     if not runs:
         return NO_RECORDS
     order = {model: i for i, model in enumerate(MODELS)}
