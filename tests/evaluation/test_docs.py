@@ -262,6 +262,27 @@ def test_babi_tables_best_seed_per_group_and_partial():
     assert TABLES["babi"]([]) == docs.NO_RECORDS
 
 
+def test_babi_seeds_table_mean_and_std_over_seeds():
+    records = [
+        _babi("babi/en/ut/task1", 0, -3.0, {1: 0.5}),
+        _babi("babi/en/ut/task1", 1, -1.0, {1: 2.0}),
+        _babi("babi/en/ut/task1", 2, -2.0, {1: 3.5}),  # no task 2 run of seed 2: not in the average row
+        _babi("babi/en/ut/task2", 0, -9.0, {2: 12.0}),
+        _babi("babi/en/ut/task2", 1, -9.0, {2: 10.0}),
+        _babi("babi/en/joint", 0, -5.0, {1: 0.0, 2: 30.0}),
+        _babi("babi/en/joint", 1, -5.0, {1: 1.0, 2: 20.0}),
+        _babi("babi/en/one-seed/task1", 0, -1.0, {1: 9.0}),  # one seed per task: no column
+    ]
+    assert TABLES["babi-seeds"](records) == "\n".join([
+        "| task | en/ut | en/joint |",
+        "|---|---|---|",
+        "| 1 | 2.0 ± 1.5 (3) | 0.5 ± 0.7 (2) |",
+        "| 2 | 11.0 ± 1.4 (2) | 25.0 ± 7.1 (2) |",
+        "| average error (per seed) | 6.1 ± 0.2 (2) | 12.8 ± 3.2 (2) |",
+    ])
+    assert TABLES["babi-seeds"](records[-1:] + records[:1]) == docs.NO_RECORDS
+
+
 def test_runs_table_lists_every_record():
     records = [
         make_record("algorithmic/copy-ut", seeds=[0, 1], commit="abcdef0123456789-dirty", status="early_stopped",

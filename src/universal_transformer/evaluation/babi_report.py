@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 FAIL_ABOVE = 5.0  # a task fails at > 5% test error (the paper's Section 3.1 and Table 1)
 
@@ -52,7 +52,7 @@ def best_of_seeds(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
 Columns = dict[str, dict[int, dict[str, Any]]]  # model name -> task -> its (best) run
 
 
-def _task_table(columns: Columns, cell: Callable[[int, dict[str, Any]], str | None]) -> list[str]:
+def _task_table(columns: Mapping[str, Mapping[int, Any]], cell: Callable[[int, Any], str | None]) -> list[str]:
     """Header and one row per task; ``cell(task, run)`` renders a model's run (``-`` where
     it has none or ``cell`` returns None)."""
     names = list(columns)
@@ -123,6 +123,36 @@ def runs_table(columns: Columns) -> str:
         totals.append(f"{sum(run.get('wall_time_seconds', 0) for run in distinct) / 60:.0f} min")
     lines.append(_summary_row("training time of these runs", totals))
     return "\n".join(lines)
+
+
+SeedGroups = dict[str, dict[int, list[dict[str, Any]]]]  # model name -> task -> every seed's run
+
+
+def seeds_table(groups: SeedGroups) -> str:
+    """Markdown table of the test error over seeds, ``mean ± std (n)`` per task and model (the
+    sample standard deviation; the paper's Appendix C reports mean and spread over its 10
+    seeds beside the best one; a task with one seed shows its error and ``(1)``), then the
+    average error over the tasks per seed (runs' ``seeds``), as ``mean ± std`` over the
+    seeds that have every task of the column."""
+    lines = _task_table(groups, lambda task, runs: _mean_std([run["test"][f"task{task}/error"] for run in runs]))
+    averages = []
+    for tasks in groups.values():
+        per_seed: dict[str, dict[int, float]] = {}
+        for task, runs in tasks.items():
+            for run in runs:
+                per_seed.setdefault(str(run.get("seeds")), {})[task] = run["test"][f"task{task}/error"]
+        complete = [sum(e.values()) / len(e) for e in per_seed.values() if len(e) == len(tasks)]
+        averages.append(_mean_std(complete) if complete else "-")
+    lines.append(_summary_row("average error (per seed)", averages))
+    return "\n".join(lines)
+
+
+def _mean_std(values: list[float]) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.1f} (1)"
+    mean = sum(values) / len(values)
+    std = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    return f"{mean:.1f} ± {std:.1f} ({len(values)})"
 
 
 def ponder_by_supporting_facts(column: dict[int, dict[str, Any]]) -> dict[int, tuple[float, float | None]]:

@@ -32,7 +32,9 @@ from typing import Any, Callable
 
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
-from .babi_report import best_of_seeds, error_table, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table
+from .babi_report import (
+    best_of_seeds, error_table, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
+)
 from .records import RunRecord
 
 Builder = Callable[[list[RunRecord]], str]
@@ -530,6 +532,7 @@ def babi_summary(record: RunRecord) -> dict[str, Any]:
         "wall_time_seconds": record.wall_time_seconds,
         "status": record.status,
         "experiment": record.experiment,
+        "seeds": list(record.seeds),
         "run_dir": f"{record.experiment} seeds {record.seeds}",
     }
 
@@ -540,14 +543,33 @@ def babi_group(experiment: str) -> str:
     return re.sub(r"/task\d+$", "", experiment.removeprefix("babi/"))
 
 
-def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]]]:
-    """Column name -> task -> the best run on validation (``babi_report.best_of_seeds``)."""
+def _babi_runs(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
+    """Column name -> the summaries of its runs with per-task test errors (every seed)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
         summary = babi_summary(record)
-        if run_tasks(summary):  # only runs with per-task test errors
+        if run_tasks(summary):
             groups.setdefault(babi_group(record.experiment), []).append(summary)
-    return {name: best_of_seeds(runs) for name, runs in groups.items()}
+    return groups
+
+
+def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]]]:
+    """Column name -> task -> the best run on validation (``babi_report.best_of_seeds``)."""
+    return {name: best_of_seeds(runs) for name, runs in _babi_runs(records).items()}
+
+
+@register_table("babi-seeds")
+def babi_seeds_table(records: list[RunRecord]) -> str:
+    """bAbI test error over seeds (``babi_report.seeds_table``), for the columns with more
+    than one seed of some task; a joint run counts for each of its tasks."""
+    groups: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for name, runs in _babi_runs(records).items():
+        for run in runs:
+            for task in run_tasks(run):
+                groups.setdefault(name, {}).setdefault(task, []).append(run)
+    groups = {name: dict(sorted(tasks.items())) for name, tasks in groups.items()
+              if any(len(runs) > 1 for runs in tasks.values())}
+    return seeds_table(groups) if groups else NO_RECORDS
 
 
 def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) -> Builder:
