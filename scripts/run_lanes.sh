@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Trains the experiments CONFIG_DIR/NAME.yaml to the end of their configs (early stopping or
 # train.steps) in time-limited chunks that resume exactly, two side by side (one lane per
-# core; each config sets train.threads). Every chunk writes results/GROUP/NAME.json, marked
+# core; each config sets train.threads). The runs are a queue: a lane that is free takes the
+# next unfinished NAME in the given order, so both cores stay busy while runs are left, however
+# long each one takes. Every chunk writes results/GROUP/NAME.json, marked
 # partial until the run finishes, so an interrupted session still leaves its record; run
 # the same command again to continue. `ut report` then regenerates docs/results.md.
 #   bash scripts/run_lanes.sh CONFIG_DIR GROUP RUNS_DIR CHUNK_SECONDS NAME [NAME ...]
@@ -12,7 +14,7 @@
 # no chunk starts with less than two minutes to go, and the script then exits with status 3.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
@@ -49,22 +51,21 @@ run_one() {
   done
 }
 
+claims=$(mktemp -d) || exit 1  # one entry per run a lane has taken, in this invocation
+trap 'rm -rf "$claims"' EXIT
+
 lane() {
   local name
-  for name in "$@"; do
+  for name in "${names[@]}"; do
+    mkdir "$claims/${name//\//%}" 2>/dev/null || continue  # atomic: another lane took it
     run_one "$name"
     [ $? -eq 3 ] && return 3
   done
   return 0
 }
 
-even=() odd=()
-for i in "${!names[@]}"; do
-  if (( i % 2 == 0 )); then even+=("${names[$i]}"); else odd+=("${names[$i]}"); fi
-done
-lane "${even[@]}" &
-pids=($!)
-if [ ${#odd[@]} -gt 0 ]; then lane "${odd[@]}" & pids+=($!); fi
+lane & pids=($!)
+(( ${#names[@]} > 1 )) && { lane & pids+=($!); }
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
 exit $status

@@ -1,0 +1,58 @@
+"""``scripts/run_lanes.sh``: two lanes take the runs as a queue, skip finished runs, and stop
+by a DEADLINE; driven with a stand-in ``ut`` that only logs and sleeps."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_lanes.sh"
+
+# Logs "NAME start|end TIME" to $LOG; sleeps 1.5 s for a run named long*, else 0.2 s; then
+# writes RUN_DIR/metrics.json, which marks the run finished.
+FAKE_UT = """#!/usr/bin/env bash
+while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
+name=$(basename "$out")
+echo "$name start $(date +%s.%N)" >> "$LOG"
+case $name in long*) sleep 1.5;; *) sleep 0.2;; esac
+mkdir -p "$out" && echo '{}' > "$out/metrics.json"
+echo "$name end $(date +%s.%N)" >> "$LOG"
+"""
+
+
+def _run(tmp_path: Path, names: list[str], **env: str) -> tuple[subprocess.CompletedProcess, dict[str, dict[str, float]]]:
+    fake = tmp_path / "ut"
+    fake.write_text(FAKE_UT)
+    fake.chmod(0o755)
+    log = tmp_path / "log"
+    log.unlink(missing_ok=True)
+    result = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "configs"), "group", str(tmp_path / "runs"), "60", *names],
+                            env={**os.environ, "UT": str(fake), "LOG": str(log), **env},
+                            capture_output=True, text=True, timeout=60)
+    events: dict[str, dict[str, float]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        name, what, when = line.split()
+        events.setdefault(name, {})[what] = float(when)
+    return result, events
+
+
+def test_a_free_lane_takes_the_next_run(tmp_path):
+    result, events = _run(tmp_path, ["long", "a", "b", "c"])
+    assert result.returncode == 0, result.stderr
+    assert set(events) == {"long", "a", "b", "c"}
+    # the second lane ran a, b and c one after another while the first was still on `long`
+    assert events["a"]["end"] <= events["b"]["start"] and events["b"]["end"] <= events["c"]["start"]
+    assert events["c"]["start"] < events["long"]["end"]
+    assert (tmp_path / "runs" / "c.log").read_text().startswith("== c: chunk at ")
+
+    again, events = _run(tmp_path, ["long", "a", "b", "c"])  # all finished: nothing runs
+    assert again.returncode == 0 and events == {}
+
+
+def test_deadline_passed_or_near_starts_nothing(tmp_path):
+    result, events = _run(tmp_path, ["a"], DEADLINE="-1 minute")
+    assert result.returncode == 2 and "has passed" in result.stderr and events == {}
+    near, events = _run(tmp_path, ["a", "b"], DEADLINE="+1 minute")  # less than the 2 minutes a chunk needs
+    assert near.returncode == 3 and events == {}
+    assert "DEADLINE" in (tmp_path / "runs" / "a.log").read_text()
