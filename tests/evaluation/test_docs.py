@@ -143,9 +143,9 @@ def test_algorithmic_table_cells_best_seed_and_partial():
     assert TABLES["algorithmic-len400"]([]) == docs.NO_RECORDS
 
 
-def _lte(task, label, char, seq, *, score=0.5, seed=0, **fields):
+def _lte(task, label, char, seq, *, score=0.5, seed=0, experiment=None, **fields):
     model_class, model = MODELS[label]
-    return make_record(f"lte/{task}-{label}", model_class=model_class, model=model,
+    return make_record(experiment or f"lte/{task}-{label}", model_class=model_class, model=model,
                        task={"name": "lte", "task": task}, validation={"score": score},
                        test={"char_accuracy": char, "sequence_accuracy": seq}, seeds=[seed], **fields)
 
@@ -168,6 +168,18 @@ def test_lte_table_program_tasks_then_memorisation():
         "partial = stopped at its time limit: lte/copy-Transformer (step 9000, 2400 s)",
     ])
     assert TABLES["lte"](records[-1:]) == docs.NO_RECORDS
+
+
+def test_lte_table_names_the_run_chosen_among_variants():
+    narrow = _lte("program", "UT", 0.47, 0.22, score=0.22, parameters=119_424)
+    wide = _lte("program", "UT", 0.80, 0.55, score=0.55, parameters=468_224, experiment="lte/program-UT-d128")
+    table = TABLES["lte"]([narrow, wide, _lte("program", "LSTM", 0.6, 0.4)])
+    assert "| UT | 0.80 / 0.55 |" in table
+    assert table.endswith("\n\nbest on validation of several runs: program UT: lte/program-UT-d128 "
+                          "(0.47M parameters; also lte/program-UT (0.12M))")
+    narrow.metrics["validation"]["score"] = 0.9  # the narrow one wins on validation: it is shown
+    table = TABLES["lte"]([narrow, wide])
+    assert "| UT | 0.47 / 0.22 |" in table and table.endswith("also lte/program-UT-d128 (0.47M))")
 
 
 def test_lte_beam_table_shows_the_beam_metrics_per_beam_size():

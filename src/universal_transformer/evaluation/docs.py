@@ -254,12 +254,31 @@ def inference_steps(record: RunRecord) -> int | None:
     return None
 
 
-def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
-    """(task, model) -> the best seed's record."""
+def _algorithmic_groups(records: list[RunRecord]) -> dict[tuple[str, str], list[RunRecord]]:
+    """(task, model) -> its records (seeds, and variants such as another width)."""
     groups: dict[tuple[str, str], list[RunRecord]] = {}
     for record in records:
         groups.setdefault((str(record.config["task"].get("task")), model_label(record.config)), []).append(record)
-    return {key: best_on_validation(group) for key, group in groups.items()}
+    return groups
+
+
+def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
+    """(task, model) -> the best seed's (or variant's) record on validation."""
+    return {key: best_on_validation(group) for key, group in _algorithmic_groups(records).items()}
+
+
+def variants_footnote(records: list[RunRecord]) -> str:
+    """A footnote for the cells that the best on validation of several runs fills, naming the
+    run shown and the others with their parameter counts (a wider UT is still a "UT"), or ''."""
+    notes = []
+    for (task, model), group in sorted(_algorithmic_groups(records).items()):
+        if len({r.experiment for r in group}) < 2:
+            continue
+        shown = best_on_validation(group)
+        others = sorted({(r.experiment, r.parameters) for r in group if r.experiment != shown.experiment})
+        notes.append(f"{task} {model}: {shown.experiment} ({fmt_parameters(shown.parameters)} parameters; also "
+                     + ", ".join(f"{e} ({fmt_parameters(n)})" for e, n in others) + ")")
+    return "\n\nbest on validation of several runs: " + "; ".join(notes) if notes else ""
 
 
 def _ordered(present: set[str], order: tuple[str, ...]) -> list[str]:
@@ -287,7 +306,8 @@ def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], len
     """Rows = models, columns = tasks of the family ``name``; cells = test char / sequence
     accuracy (at ``length``, or of the one test set; metrics named ``prefix...``) of the best
     seed on validation, "(partial)" after a run stopped by its time limit."""
-    cells = _algorithmic_cells(family(records, name))
+    runs = family(records, name)
+    cells = _algorithmic_cells(runs)
     if not cells:
         return NO_RECORDS
     tasks = _ordered({t for t, _ in cells}, order)
@@ -295,7 +315,8 @@ def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], len
     rows = [[model, *(_accuracy_cell(cells[t, model], length, prefix=prefix) if (t, model) in cells else "-"
                       for t in tasks)] for model in models]
     suffix = "" if length is None else f" (len {length})"
-    return _table(["model", *(f"{t.capitalize()}{suffix}" for t in tasks)], rows) + partial_footnote(_partial_runs(cells))
+    return (_table(["model", *(f"{t.capitalize()}{suffix}" for t in tasks)], rows)
+            + partial_footnote(_partial_runs(cells)) + variants_footnote(runs))
 
 
 def algorithmic_table(records: list[RunRecord], length: int, *, name: str = "algorithmic") -> str:

@@ -1,0 +1,42 @@
+"""Every model published under ``results/models/NAME`` (``ut publish``) re-scores, from this
+clone, to the test metrics of its record ``results/NAME.json``: the published numbers can be
+checked by anyone, and a model that no longer loads or scores differently is caught."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from universal_transformer.evaluation.records import RunRecord
+
+from ..training.conftest import run_ut
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+PUBLISHED = sorted(p.parent.relative_to(RESULTS / "models").as_posix()
+                   for p in (RESULTS / "models").glob("**/config.yaml"))
+# Greedy decoding only (the records' beam metrics take longer); float sums differ in the last
+# bits between thread counts, which can flip a near-tie here and there.
+TOLERANCE = 0.003
+
+
+def test_published_models_are_found():
+    assert (RESULTS / "models").is_dir() and PUBLISHED
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_published_model_rescores_to_its_record(name, tmp_path):
+    record = RunRecord.load(RESULTS / f"{name}.json")
+    run = tmp_path / "run"
+    shutil.copytree(RESULTS / "models" / name, run)  # eval writes eval-test.json beside the model
+    result = run_ut("eval", str(run), "--split", "test", "--threads", "1", "--set", "task.beam_size=1")
+    assert result.returncode == 0, result.stderr
+    measured = json.loads((run / "eval-test.json").read_text())
+    measured = measured.get("metrics", measured)
+    expected = record.metrics["test"]
+    keys = [k for k in ("char_accuracy", "sequence_accuracy", "mean_error", "accuracy") if k in expected]
+    assert keys, f"{name}: the record has no test metric this test knows"
+    for key in keys:
+        assert measured[key] == pytest.approx(expected[key], abs=TOLERANCE * (100 if key == "mean_error" else 1)), key
