@@ -157,6 +157,23 @@ def test_beam_search_evaluation_of_the_test_split_beside_the_greedy_one():
         make_task(length_penalty=-1)
 
 
+def test_test_split_accuracy_per_length_and_nesting_drawn():
+    task = make_task(test_examples=300, eval_batch_size=64)
+    spoiled = task.evaluate(ExecutingModel(spoil_minus=True), "test")
+    examples = task.examples("test")
+    for key, value in (("length", lambda e: e.length), ("nesting", lambda e: e.nesting)):
+        drawn = sorted({value(e) for e in examples})
+        assert len(drawn) > 1
+        for v in drawn:
+            group = [e for e in examples if value(e) == v]
+            wrong = sum(e.target.startswith("-") for e in group)  # the spoiled model misses these
+            assert spoiled[f"{key}{v}/sequence_accuracy"] == pytest.approx(1 - wrong / len(group)), (key, v)
+        assert not any(k.startswith(key) for k in task.evaluate(ExecutingModel(spoil_minus=True), "validation"))
+    flat = make_task(test_examples=50, max_nesting=1).evaluate(ExecutingModel(spoil_minus=False), "test")
+    assert "length1/sequence_accuracy" in flat and not any(k.startswith("nesting") for k in flat)
+    assert make_task(task="copy", max_length=5).eval_groups("test") is None  # memorisation: not broken down
+
+
 def test_encode_text_and_decode_tokens():
     task = make_task()
     tokens = task.encode_text("  a=5\n for x in range(2):a+=3\nprint(a)\n")
@@ -190,10 +207,11 @@ def test_report_tables(tmp_path):
 def test_every_lte_config_loads_and_builds():
     paths = sorted(CONFIGS.glob("*.yaml"))
     tasks = {"program", "control", "addition", "copy", "double", "reverse"}
-    assert {p.stem for p in paths} == {f"{t}-{m}" for t in tasks for m in ("ut", "transformer", "lstm")}
+    # every task and model, and variants named TASK-MODEL-VARIANT (e.g. program-ut-d128)
+    assert {tuple(p.stem.split("-")[:2]) for p in paths} == {(t, m) for t in tasks for m in ("ut", "transformer", "lstm")}
     for path in paths:
         experiment = load_experiment(path)
-        task_name, model = path.stem.split("-")
+        task_name, model = path.stem.split("-")[:2]
         assert experiment.task.task == task_name, path
         task = build_task(experiment.task, seed=experiment.train.seed)
         assert isinstance(task, LTETask) and experiment.model_class in task.model_classes

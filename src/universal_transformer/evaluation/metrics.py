@@ -3,8 +3,9 @@ or beam-search evaluation of a sequence-to-sequence model that the algorithmic a
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -27,16 +28,15 @@ class AccuracyCounts:
 
         A sequence counts as correct when every labelled position is predicted right.
         """
-        if predictions.shape[1] < labels.shape[1]:  # generation stopped early: pad predictions
-            fill = predictions.new_full((predictions.shape[0], labels.shape[1] - predictions.shape[1]), pad_id)
-            predictions = torch.cat((predictions, fill), dim=1)
-        predictions = predictions[:, : labels.shape[1]]
-        real = labels != pad_id
-        hit = (predictions == labels) & real
+        hit, real = _hits(predictions, labels, pad_id)
+        self.add(hit, real)
+
+    def add(self, hit: Tensor, real: Tensor) -> None:
+        """Add rows of :func:`_hits` (``[B, L]`` correct, labelled)."""
         self.correct_tokens += int(hit.sum())
         self.tokens += int(real.sum())
         self.correct_sequences += int((hit | ~real).all(dim=1).sum())
-        self.sequences += labels.shape[0]
+        self.sequences += real.shape[0]
 
     @property
     def char_accuracy(self) -> float:
@@ -50,15 +50,29 @@ class AccuracyCounts:
         return {"char_accuracy": self.char_accuracy, "sequence_accuracy": self.sequence_accuracy}
 
 
+def _hits(predictions: Tensor, labels: Tensor, pad_id: int) -> tuple[Tensor, Tensor]:
+    """``[B, L]`` bool: predicted right at a labelled position, and labelled."""
+    if predictions.shape[1] < labels.shape[1]:  # generation stopped early: pad predictions
+        fill = predictions.new_full((predictions.shape[0], labels.shape[1] - predictions.shape[1]), pad_id)
+        predictions = torch.cat((predictions, fill), dim=1)
+    predictions = predictions[:, : labels.shape[1]]
+    real = labels != pad_id
+    return (predictions == labels) & real, real
+
+
 @torch.no_grad()
 def decode_accuracy(
     model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, beam_size: int = 1, length_penalty: float = 0.6,
-    ponder: bool = True,
+    ponder: bool = True, groups: Iterable[Sequence[Sequence[str]]] | None = None,
 ) -> dict[str, float]:
     """Decoding from the sources alone (no teacher forcing), greedy (``beam_size`` 1) or by
     beam search (its best hypothesis, GNMT ``length_penalty``): ``char_accuracy``,
     ``sequence_accuracy`` over all batches, and the mean ``encoder_ponder_time`` where
     the model has one (unless ``ponder`` is False: it takes a pass of its own).
+
+    ``groups``, one entry per batch and per row the names of the groups the example belongs
+    to (e.g. ``["length3", "nesting2"]``), adds ``GROUP/char_accuracy`` and
+    ``GROUP/sequence_accuracy`` for every group, from the same decoding.
 
     Decoding stops at the batch's longest target plus one token: enough to see every
     target's end-of-sequence, and a bound no example's own target sets.
@@ -66,8 +80,9 @@ def decode_accuracy(
     model.eval()
     device = next(model.parameters()).device
     counts = AccuracyCounts()
+    by_group: dict[str, AccuracyCounts] = {}
     ponder_times: list[float] = []
-    for batch in batches:
+    for batch, names in zip(batches, groups if groups is not None else itertools.repeat(None)):
         batch = batch.to(device)
         limit = batch.labels.shape[1] + 1
         if beam_size == 1:
@@ -76,11 +91,17 @@ def decode_accuracy(
             searched = beam_search(model, batch.src, beam_size=beam_size, max_new_tokens=limit,
                                    length_penalty=length_penalty)
             tokens = searched.best_tokens(pad_id, model.config.eos_id).to(device)
-        counts.update(tokens, batch.labels, pad_id)
+        hit, real = _hits(tokens, batch.labels, pad_id)
+        counts.add(hit, real)
+        for row, row_groups in enumerate(names or ()):
+            for name in row_groups:
+                by_group.setdefault(name, AccuracyCounts()).add(hit[row : row + 1], real[row : row + 1])
         ponder_time = encoder_ponder_time(model, batch) if ponder else None
         if ponder_time is not None:
             ponder_times.append(ponder_time)
     result = counts.as_dict()
+    for name in sorted(by_group):
+        result.update({f"{name}/{k}": v for k, v in by_group[name].as_dict().items()})
     if ponder_times:
         result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
     return result

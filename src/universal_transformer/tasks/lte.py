@@ -137,22 +137,42 @@ class LTETask(Task):
             self._eval_sets[split] = [self.generator.sample_split(rng, split) for _ in range(count)]
         return self._eval_sets[split]
 
+    def _sorted_examples(self, split: str) -> list[tuple[Example, tuple[list[int], list[int]]]]:
+        """``split``'s examples with their tokens, sorted by token length (less padding)."""
+        tokenized = [(ex, example_tokens(ex)) for ex in self.examples(split)]
+        return sorted(tokenized, key=lambda item: (len(item[1][0]), len(item[1][1])))
+
     def eval_batches(self, split: str) -> list[Seq2SeqBatch]:
-        """``split``'s examples sorted by length (less padding), in batches of ``eval_batch_size``."""
-        pairs = sorted((example_tokens(ex) for ex in self.examples(split)), key=lambda p: (len(p[0]), len(p[1])))
+        """``split``'s examples sorted by length, in batches of ``eval_batch_size``."""
+        pairs = [tokens for _, tokens in self._sorted_examples(split)]
         size = self.options.eval_batch_size
         return [
             Seq2SeqBatch.from_pairs(pairs[i : i + size], pad_id=PAD, bos_id=BOS, eos_id=EOS) for i in range(0, len(pairs), size)
         ]
+
+    def eval_groups(self, split: str) -> list[list[list[str]]] | None:
+        """Per batch of :meth:`eval_batches` and row, the groups of its example: ``lengthL``
+        (the digits the mix drew) and, with nesting above 1, ``nestingN``; None for the
+        memorisation tasks (where every model here is at or near 1.0)."""
+        if self.options.task in MEMORISATION_TASKS:
+            return None
+        names = [[f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if (self.options.max_nesting or 1) > 1 else [])
+                 for ex, _ in self._sorted_examples(split)]
+        size = self.options.eval_batch_size
+        return [names[i : i + size] for i in range(0, len(names), size)]
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
         """Greedy decoding from the programs alone: char and sequence accuracy (the paper's
         Tables 5-6); ``score`` is the sequence accuracy, char accuracy breaking ties. On the
         test split with ``beam_size`` > 1, also ``beamK/char_accuracy`` and
-        ``beamK/sequence_accuracy`` by beam search (validation stays greedy: it picks the model)."""
+        ``beamK/sequence_accuracy`` by beam search (validation stays greedy: it picks the model).
+        The test split of the program tasks also gets the greedy accuracies per length and
+        nesting drawn (``length3/sequence_accuracy``, ...: :meth:`eval_groups`), which show
+        where program evaluation fails."""
         batches = self.eval_batches(split)
-        result: dict[str, Any] = decode_accuracy(model, batches, PAD)
+        groups = self.eval_groups(split) if split == "test" else None
+        result: dict[str, Any] = decode_accuracy(model, batches, PAD, groups=groups)
         result["score"] = result["sequence_accuracy"] + 1e-3 * result["char_accuracy"]
         beam = self.options.beam_size
         if split == "test" and beam > 1:
