@@ -182,6 +182,23 @@ def test_lte_table_names_the_run_chosen_among_variants():
     assert "| UT | 0.47 / 0.22 |" in table and table.endswith("also lte/program-UT-d128 (0.47M))")
 
 
+def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
+    broken = _lte("program", "UT", 0.5, 0.25)
+    broken.metrics["test"].update({"length1/sequence_accuracy": 0.9, "length2/sequence_accuracy": 0.5,
+                                   "length10/sequence_accuracy": 0.01, "nesting2/sequence_accuracy": 0.2,
+                                   "nesting1/sequence_accuracy": 0.3, "length1/char_accuracy": 0.95})
+    before = _lte("addition", "LSTM", 0.5, 0.1)  # scored before the breakdown
+    memorisation = _lte("copy", "UT", 1.0, 1.0)
+    memorisation.metrics["test"]["length3/sequence_accuracy"] = 1.0  # not a program task: not shown
+    assert TABLES["lte-breakdown"]([broken, before, memorisation]) == "\n".join([
+        "| task | model | length 1 | length 2 | length 10 | nesting 1 | nesting 2 |",
+        "|---|---|---|---|---|---|---|",
+        "| program | UT | 0.90 | 0.50 | 0.01 | 0.30 | 0.20 |",
+        "| addition | LSTM | - | - | - | - | - |",
+    ])
+    assert TABLES["lte-breakdown"]([before, memorisation]) == docs.NO_RECORDS
+
+
 def test_lte_beam_table_shows_the_beam_metrics_per_beam_size():
     beam4 = _lte("copy", "UT", 0.99, 0.9)
     beam4.metrics["test"].update({"beam4/char_accuracy": 1.0, "beam4/sequence_accuracy": 0.995})

@@ -139,6 +139,9 @@ def test_load_records_sorted_and_errors_name_the_file(tmp_path):
     make_record("algorithmic/reverse-ut", seeds=[1]).save(tmp_path / "deep" / "er" / "a.json")
     make_record("algorithmic/reverse-ut", seeds=[0]).save(tmp_path / "b.json")
     (tmp_path / "README.md").write_text("not a record")
+    published = tmp_path / "models" / "lte" / "copy-ut" / "best"  # `ut publish`: models, not records
+    published.mkdir(parents=True)
+    (published / "config.json").write_text('{"d_model": 64}')
     records = load_records(tmp_path)
     assert [(r.experiment, r.seeds) for r in records] == [
         ("algorithmic/reverse-ut", [0]), ("algorithmic/reverse-ut", [1]), ("babi/en/ut/task2", [0])]

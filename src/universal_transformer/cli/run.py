@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from ..config import ConfigError
+from ..evaluation.records import PUBLISHED_MODELS
 from ..generation import beam_search, generate
 from ..models import PretrainedModel
 from ..registry import build_task
@@ -104,7 +105,7 @@ def run_publish(args: argparse.Namespace) -> int:
     size = sum(f.stat().st_size for f in best.iterdir()) / 2**20
     if size > PUBLISH_MODEL_MB:
         raise ConfigError(f"{best}: {size:.1f} MB; a published model may have at most {PUBLISH_MODEL_MB} MB")
-    models = args.results / "models"
+    models = args.results / PUBLISHED_MODELS
     target = models / args.name
     others = sum(f.stat().st_size for f in models.rglob("*") if f.is_file() and target not in f.parents) / 2**20 \
         if models.is_dir() else 0.0

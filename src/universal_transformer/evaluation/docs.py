@@ -457,6 +457,26 @@ def lte_beam_table(records: list[RunRecord]) -> str:
     return "\n\n".join(tables if len(beams) == 1 else [f"beam {k}:\n\n{t}" for k, t in zip(beams, tables)])
 
 
+@register_table("lte-breakdown")
+def lte_breakdown_table(records: list[RunRecord]) -> str:
+    """Program evaluation by what the mix drew: one row per task and model (the cell of
+    :func:`lte_table`), test sequence accuracy (greedy) per length (digits) and per nesting;
+    "-" where not measured (records from before the breakdown: ``ut eval --record`` adds it)."""
+    cells = {key: r for key, r in _algorithmic_cells(family(records, "lte")).items() if key[0] in PROGRAM_ORDER}
+    groups = {k.split("/")[0] for r in cells.values() for k in r.metrics["test"]
+              if re.fullmatch(r"(length|nesting)\d+/sequence_accuracy", k)}
+    if not groups:
+        return NO_RECORDS
+    columns = sorted(groups, key=lambda g: (not g.startswith("length"), int(re.sub(r"\D", "", g))))
+    rows = []
+    for task in _ordered({t for t, _ in cells}, PROGRAM_ORDER):
+        for model in _ordered({m for t, m in cells if t == task}, MODELS):
+            test = cells[task, model].metrics["test"]
+            rows.append([task, model, *(fmt_accuracy(test.get(f"{g}/sequence_accuracy")) for g in columns)])
+    header = ["task", "model", *(re.sub(r"(\D+)(\d+)", r"\1 \2", g) for g in columns)]
+    return _table(header, rows)
+
+
 # Numerics: bf16 autocast against fp32 on the same short runs (configs/checks/precision.grid).
 
 def _precision_result(test: dict[str, Any]) -> tuple[str, float | None]:

@@ -208,16 +208,21 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+PUBLISHED_MODELS = "models"  # RESULTS/models/NAME: published models (`ut publish`), not records
+
+
 def load_records(root: str | Path) -> list[RunRecord]:
-    """Every ``*.json`` record under ``root`` (recursively), sorted by experiment name, then
-    seeds. A malformed file, or two files recording the same experiment and seeds, is a
-    :class:`RecordError` naming the file(s)."""
+    """Every ``*.json`` record under ``root`` (recursively, except the published models in
+    ``root/models``), sorted by experiment name, then seeds. A malformed file, or two files
+    recording the same experiment and seeds, is a :class:`RecordError` naming the file(s)."""
     root = Path(root)
     if not root.is_dir():
         raise RecordError(f"{root}: results folder not found")
     found: dict[tuple[str, tuple[int, ...]], Path] = {}
     records = []
     for path in sorted(root.rglob("*.json")):
+        if path.relative_to(root).parts[0] == PUBLISHED_MODELS:
+            continue
         record = RunRecord.load(path)
         key = (record.experiment, tuple(record.seeds))
         if key in found:
