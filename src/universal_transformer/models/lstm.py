@@ -9,6 +9,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..config import LSTMConfig
+from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
 from .base import ModelOutput, PretrainedModel
 from ..objective import compute_loss
@@ -52,7 +53,7 @@ class LSTMSeq2Seq(PretrainedModel):
         )
         self.decoder = nn.LSTM(d, d, config.num_layers, batch_first=True, dropout=config.dropout if config.num_layers > 1 else 0.0)
         self.combine = nn.Linear(2 * d, d)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.output = None if config.tie_embeddings else nn.Linear(d, config.tgt_vocab_size, bias=False)
 
     @property
@@ -141,7 +142,7 @@ class LSTMLanguageModel(PretrainedModel):
         d = config.d_model
         self.embed = TokenEmbedding(config.vocab_size, d, scale=False)
         self.lstm = nn.LSTM(d, d, config.num_layers, batch_first=True, dropout=config.dropout if config.num_layers > 1 else 0.0)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         self.output = None if config.tie_embeddings else nn.Linear(d, config.vocab_size, bias=False)
 
     @property
