@@ -269,11 +269,12 @@ def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRec
     return {key: best_on_validation(group) for key, group in _algorithmic_groups(records).items()}
 
 
-def variants_footnote(records: list[RunRecord]) -> str:
-    """A footnote for the cells that the best on validation of several runs fills, naming the
-    run shown and the others with their parameter counts (a wider UT is still a "UT"), or ''."""
+def variants_footnote(groups: dict[tuple[str, str], list[RunRecord]]) -> str:
+    """A footnote for the cells that the best on validation of several runs fills (``groups``
+    of :func:`_algorithmic_groups`), naming the run shown and the others with their parameter
+    counts (a wider UT is still a "UT"), or ''."""
     notes = []
-    for (task, model), group in sorted(_algorithmic_groups(records).items()):
+    for (task, model), group in sorted(groups.items()):
         if len({r.experiment for r in group}) < 2:
             continue
         shown = best_on_validation(group)
@@ -308,8 +309,8 @@ def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], len
     """Rows = models, columns = tasks of the family ``name``; cells = test char / sequence
     accuracy (at ``length``, or of the one test set; metrics named ``prefix...``) of the best
     seed on validation, "(partial)" after a run stopped by its time limit."""
-    runs = family(records, name)
-    cells = _algorithmic_cells(runs)
+    groups = _algorithmic_groups(family(records, name))
+    cells = {key: best_on_validation(group) for key, group in groups.items()}
     if not cells:
         return NO_RECORDS
     tasks = _ordered({t for t, _ in cells}, order)
@@ -318,7 +319,7 @@ def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], len
                       for t in tasks)] for model in models]
     suffix = "" if length is None else f" (len {length})"
     return (_table(["model", *(f"{t.capitalize()}{suffix}" for t in tasks)], rows)
-            + partial_footnote(_partial_runs(cells)) + variants_footnote(runs))
+            + partial_footnote(_partial_runs(cells)) + variants_footnote(groups))
 
 
 def algorithmic_table(records: list[RunRecord], length: int, *, name: str = "algorithmic") -> str:

@@ -33,10 +33,13 @@ class AccuracyCounts:
 
     def add(self, hit: Tensor, real: Tensor) -> None:
         """Add rows of :func:`_hits` (``[B, L]`` correct, labelled)."""
-        self.correct_tokens += int(hit.sum())
-        self.tokens += int(real.sum())
-        self.correct_sequences += int((hit | ~real).all(dim=1).sum())
-        self.sequences += real.shape[0]
+        self.add_counts(int(hit.sum()), int(real.sum()), int((hit | ~real).all(dim=1).sum()), real.shape[0])
+
+    def add_counts(self, correct_tokens: int, tokens: int, correct_sequences: int, sequences: int) -> None:
+        self.correct_tokens += correct_tokens
+        self.tokens += tokens
+        self.correct_sequences += correct_sequences
+        self.sequences += sequences
 
     @property
     def char_accuracy(self) -> float:
@@ -93,9 +96,11 @@ def decode_accuracy(
             tokens = searched.best_tokens(pad_id, model.config.eos_id).to(device)
         hit, real = _hits(tokens, batch.labels, pad_id)
         counts.add(hit, real)
-        for row, row_groups in enumerate(names or ()):
-            for name in row_groups:
-                by_group.setdefault(name, AccuracyCounts()).add(hit[row : row + 1], real[row : row + 1])
+        if names:  # per row once (three reductions a batch), then summed into each group of the row
+            rows = zip(hit.sum(1).tolist(), real.sum(1).tolist(), (hit | ~real).all(1).tolist())
+            for row_groups, (correct, total, whole) in zip(names, rows):
+                for name in row_groups:
+                    by_group.setdefault(name, AccuracyCounts()).add_counts(correct, total, int(whole), 1)
         ponder_time = encoder_ponder_time(model, batch) if ponder else None
         if ponder_time is not None:
             ponder_times.append(ponder_time)

@@ -7,6 +7,8 @@ gives four 16-bit lanes, so the mask costs a quarter of the draws."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
 
@@ -20,9 +22,7 @@ def keep_mask(shape: torch.Size | tuple[int, ...], p: float, *, device: torch.de
     ``1 - q``, where ``q`` is ``p`` rounded to a multiple of 2^-16; returns the mask and
     ``1 - q`` (divide the kept values by it to keep the expectation). Each uniform 16-bit
     lane of a 64-bit draw from torch's generator decides one element."""
-    numel = 1
-    for size in shape:
-        numel *= size
+    numel = math.prod(shape)
     words = torch.randint(-(1 << 63), (1 << 63) - 1, (-(-numel // _LANES),), dtype=torch.int64,
                           device=device, generator=generator)
     dropped = round(p * _LEVELS)

@@ -137,18 +137,18 @@ class LTETask(Task):
             self._eval_sets[split] = [self.generator.sample_split(rng, split) for _ in range(count)]
         return self._eval_sets[split]
 
-    def _sorted_examples(self, split: str) -> list[tuple[Example, tuple[list[int], list[int]]]]:
-        """``split``'s examples with their tokens, sorted by token length (less padding)."""
-        tokenized = [(ex, example_tokens(ex)) for ex in self.examples(split)]
-        return sorted(tokenized, key=lambda item: (len(item[1][0]), len(item[1][1])))
+    def _eval_chunks(self, split: str) -> list[list[tuple[Example, tuple[list[int], list[int]]]]]:
+        """``split``'s examples with their tokens, sorted by token length (less padding), in
+        chunks of ``eval_batch_size``: the rows of :meth:`eval_batches` and :meth:`eval_groups`."""
+        tokenized = sorted(((ex, example_tokens(ex)) for ex in self.examples(split)),
+                           key=lambda item: (len(item[1][0]), len(item[1][1])))
+        size = self.options.eval_batch_size
+        return [tokenized[i : i + size] for i in range(0, len(tokenized), size)]
 
     def eval_batches(self, split: str) -> list[Seq2SeqBatch]:
         """``split``'s examples sorted by length, in batches of ``eval_batch_size``."""
-        pairs = [tokens for _, tokens in self._sorted_examples(split)]
-        size = self.options.eval_batch_size
-        return [
-            Seq2SeqBatch.from_pairs(pairs[i : i + size], pad_id=PAD, bos_id=BOS, eos_id=EOS) for i in range(0, len(pairs), size)
-        ]
+        return [Seq2SeqBatch.from_pairs([tokens for _, tokens in chunk], pad_id=PAD, bos_id=BOS, eos_id=EOS)
+                for chunk in self._eval_chunks(split)]
 
     def eval_groups(self, split: str) -> list[list[list[str]]] | None:
         """Per batch of :meth:`eval_batches` and row, the groups of its example: ``lengthL``
@@ -156,10 +156,9 @@ class LTETask(Task):
         memorisation tasks (where every model here is at or near 1.0)."""
         if self.options.task in MEMORISATION_TASKS:
             return None
-        names = [[f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if (self.options.max_nesting or 1) > 1 else [])
-                 for ex, _ in self._sorted_examples(split)]
-        size = self.options.eval_batch_size
-        return [names[i : i + size] for i in range(0, len(names), size)]
+        nested = (self.options.max_nesting or 1) > 1
+        return [[[f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else []) for ex, _ in chunk]
+                for chunk in self._eval_chunks(split)]
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
