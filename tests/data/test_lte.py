@@ -15,7 +15,8 @@ import pytest
 
 import universal_transformer
 from universal_transformer.data.lte import (
-    CHARACTERS, EOS, OPERATIONS, PAD, SPLITS, TASK_DEFAULTS, LTEGenerator, split_of, text_to_tokens, tokens_to_text,
+    CHARACTERS, EOS, OPERATIONS, PAD, PROGRAM_OPERATIONS, SPLITS, TASK_DEFAULTS, LTEGenerator, split_of,
+    text_to_tokens, tokens_to_text,
 )
 
 
@@ -58,6 +59,21 @@ def test_programs_cover_every_operation_and_negative_targets():
         assert marker in text, marker
     assert any(re.search(r"(^|#)[a-j]=", e.source) and "for" not in e.source for e in examples)  # vars without a loop
     assert any(e.target.startswith("-") for e in examples)
+
+
+def test_the_operations_recorded_are_those_in_the_text():
+    gen = generator("program")
+    rng = random.Random(4)
+    examples = [gen.sample(rng) for _ in range(2000)]
+    for e in examples:
+        count = Counter(e.operations)
+        assert len(e.operations) == e.nesting and set(count) <= set(PROGRAM_OPERATIONS), e
+        lines = e.source.split("#")[:-1]  # without print(...)
+        assert len(lines) == count["vars"] + 2 * count["small_loop"], e  # an assignment; and a loop
+        assert sum(line.startswith("for x in range(") for line in lines) == count["small_loop"], e
+        assert e.source.count("*") == count["smallmul"] and e.source.count(" if ") == count["ifstat"], e
+    assert {e.operations[-1] for e in examples} == set(PROGRAM_OPERATIONS)
+    assert generator("copy").sample(rng).operations == ()
 
 
 @pytest.mark.parametrize("task", ["copy", "double", "reverse"])

@@ -199,6 +199,24 @@ def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
     assert TABLES["lte-breakdown"]([before, memorisation]) == docs.NO_RECORDS
 
 
+def test_lte_operations_table_in_the_generators_order_of_operations():
+    program = _lte("program", "UT", 0.5, 0.25)
+    program.metrics["test"].update({"with_small_loop/sequence_accuracy": 0.1, "with_pair/sequence_accuracy": 0.6,
+                                    "with_smallmul/sequence_accuracy": 0.05, "length1/sequence_accuracy": 0.9,
+                                    "with_pair/char_accuracy": 0.8})
+    control = _lte("control", "Transformer", 0.5, 0.3)
+    control.metrics["test"].update({"with_ifstat/sequence_accuracy": 0.7, "with_small_loop/sequence_accuracy": 0.2})
+    before = _lte("program", "LSTM", 0.5, 0.1)  # scored before the operations were recorded
+    assert TABLES["lte-operations"]([control, before, program]) == "\n".join([
+        "| task | model | pair | smallmul | small_loop | ifstat |",
+        "|---|---|---|---|---|---|",
+        "| program | LSTM | - | - | - | - |",
+        "| program | UT | 0.60 | 0.05 | 0.10 | - |",
+        "| control | Transformer | - | - | 0.20 | 0.70 |",
+    ])
+    assert TABLES["lte-operations"]([before]) == docs.NO_RECORDS
+
+
 def test_lte_beam_table_shows_the_beam_metrics_per_beam_size():
     beam4 = _lte("copy", "UT", 0.99, 0.9)
     beam4.metrics["test"].update({"beam4/char_accuracy": 1.0, "beam4/sequence_accuracy": 0.995})

@@ -12,7 +12,9 @@ import torch
 from torch import nn
 
 from universal_transformer.config import ConfigError
-from universal_transformer.data.lte import BOS, EOS, PAD, VOCAB_SIZE, split_of, text_to_tokens, tokens_to_text
+from universal_transformer.data.lte import (
+    BOS, EOS, PAD, PROGRAM_OPERATIONS, VOCAB_SIZE, split_of, text_to_tokens, tokens_to_text,
+)
 from universal_transformer.registry import build_task, task_options
 from universal_transformer.tasks.lte import LTEOptions, LTETask
 from universal_transformer.training.config import ExperimentConfig, load_experiment
@@ -169,8 +171,18 @@ def test_test_split_accuracy_per_length_and_nesting_drawn():
             wrong = sum(e.target.startswith("-") for e in group)  # the spoiled model misses these
             assert spoiled[f"{key}{v}/sequence_accuracy"] == pytest.approx(1 - wrong / len(group)), (key, v)
         assert not any(k.startswith(key) for k in task.evaluate(ExecutingModel(spoil_minus=True), "validation"))
+    for op in PROGRAM_OPERATIONS:  # a program is in the group of every operation it contains
+        group = [e for e in examples if op in e.operations]
+        wrong = sum(e.target.startswith("-") for e in group)
+        assert group and spoiled[f"with_{op}/sequence_accuracy"] == pytest.approx(1 - wrong / len(group)), op
+    assert sum(len(set(e.operations)) for e in examples) > len(examples)  # some in two groups
+    control = make_task(task="control", test_examples=100).evaluate(ExecutingModel(spoil_minus=False), "test")
+    assert {k.split("/")[0] for k in control if k.startswith("with_")} == {
+        "with_ifstat", "with_small_loop", "with_pair", "with_equality"}
     flat = make_task(test_examples=50, max_nesting=1).evaluate(ExecutingModel(spoil_minus=False), "test")
     assert "length1/sequence_accuracy" in flat and not any(k.startswith("nesting") for k in flat)
+    addition = make_task(task="addition", test_examples=50).evaluate(ExecutingModel(spoil_minus=False), "test")
+    assert not any(k.startswith("with_") for k in addition)  # one operation: nothing to break down
     assert make_task(task="copy", max_length=5).eval_groups("test") is None  # memorisation: not broken down
 
 

@@ -180,18 +180,21 @@ TASK_DEFAULTS: dict[str, dict[str, object]] = {
 
 def make_program(
     rng: random.Random, length: int, nesting: int, operations: Sequence[str], operand_operations: Sequence[str]
-) -> tuple[str, int]:
-    """(program text, printed value): ``nesting`` operations, each feeding the next; the
-    last is drawn from ``operations``, the ones before it from ``operand_operations``."""
+) -> tuple[str, int, tuple[str, ...]]:
+    """(program text, printed value, the operations drawn, first to last): ``nesting``
+    operations, each feeding the next; the last is drawn from ``operations``, the ones
+    before it from ``operand_operations``."""
     builder = ProgramBuilder(rng, length)
     lines: list[str] = []
+    drawn: list[str] = []
     for level in range(nesting):
         names = operations if level == nesting - 1 else operand_operations
-        code, expr, value = OPERATIONS[rng.choice(names)](builder)
+        drawn.append(rng.choice(names))
+        code, expr, value = OPERATIONS[drawn[-1]](builder)
         lines += code
         builder.stack.append((expr, value))
     expr, value = builder.stack.pop()
-    return "#".join([*lines, f"print({expr})"]), value
+    return "#".join([*lines, f"print({expr})"]), value, tuple(drawn)
 
 
 # -- examples and splits ----------------------------------------------------------------
@@ -199,13 +202,14 @@ def make_program(
 
 @dataclass(frozen=True)
 class Example:
-    """One example as text; ``length`` and ``nesting`` are what the mix drew (``nesting``
-    is 0 for memorisation)."""
+    """One example as text; ``length``, ``nesting`` and ``operations`` (first to last) are
+    what the mix drew (``nesting`` 0 and no operations for memorisation)."""
 
     source: str
     target: str
     length: int
     nesting: int
+    operations: tuple[str, ...] = ()
 
 
 def split_of(source: str) -> str:
@@ -249,8 +253,8 @@ class LTEGenerator:
             target = {"copy": digits, "double": digits + digits, "reverse": digits[::-1]}[self.task]
             return Example(digits, target, length, 0)
         nesting = rng.randint(1, self.max_nesting)
-        source, value = make_program(rng, length, nesting, self.operations, self.operand_operations)
-        return Example(source, str(value), length, nesting)
+        source, value, drawn = make_program(rng, length, nesting, self.operations, self.operand_operations)
+        return Example(source, str(value), length, nesting, drawn)
 
     def sample_split(self, rng: random.Random, split: str, *, max_tries: int = 10_000) -> Example:
         """One example of ``split``: examples of other splits are drawn and discarded."""

@@ -30,6 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
+from ..data.lte import PROGRAM_OPERATIONS
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import (
@@ -465,19 +466,36 @@ def lte_breakdown_table(records: list[RunRecord]) -> str:
     """Program evaluation by what the mix drew: one row per task and model (the cell of
     :func:`lte_table`), test sequence accuracy (greedy) per length (digits) and per nesting;
     "-" where not measured (records from before the breakdown: ``ut eval --record`` adds it)."""
+    return _lte_group_table(records, r"(length|nesting)\d+",
+                            lambda g: (not g.startswith("length"), int(re.sub(r"\D", "", g))),
+                            lambda g: re.sub(r"(\D+)(\d+)", r"\1 \2", g))
+
+
+@register_table("lte-operations")
+def lte_operations_table(records: list[RunRecord]) -> str:
+    """Program evaluation by operation: test sequence accuracy (greedy) of the programs
+    that contain each operation (groups ``with_OP``; a program of two operations counts
+    in both), in the generator's order of operations."""
+    order = {op: i for i, op in enumerate(PROGRAM_OPERATIONS)}
+    return _lte_group_table(records, r"with_\w+", lambda g: (order.get(g[5:], len(order)), g), lambda g: g[5:])
+
+
+def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
+    """One row per program task and model (the cell of :func:`lte_table`), one column per
+    group of the test metrics ``GROUP/sequence_accuracy`` whose name matches ``pattern``
+    (sorted by ``order``, headed by ``label``); "-" where a run was scored without it."""
     cells = {key: r for key, r in _algorithmic_cells(family(records, "lte")).items() if key[0] in PROGRAM_ORDER}
     groups = {k.split("/")[0] for r in cells.values() for k in r.metrics["test"]
-              if re.fullmatch(r"(length|nesting)\d+/sequence_accuracy", k)}
+              if re.fullmatch(pattern + r"/sequence_accuracy", k)}
     if not groups:
         return NO_RECORDS
-    columns = sorted(groups, key=lambda g: (not g.startswith("length"), int(re.sub(r"\D", "", g))))
+    columns = sorted(groups, key=order)
     rows = []
     for task in _ordered({t for t, _ in cells}, PROGRAM_ORDER):
         for model in _ordered({m for t, m in cells if t == task}, MODELS):
             test = cells[task, model].metrics["test"]
             rows.append([task, model, *(fmt_accuracy(test.get(f"{g}/sequence_accuracy")) for g in columns)])
-    header = ["task", "model", *(re.sub(r"(\D+)(\d+)", r"\1 \2", g) for g in columns)]
-    return _table(header, rows)
+    return _table(["task", "model", *map(label, columns)], rows)
 
 
 # Numerics: bf16 autocast against fp32 on the same short runs (configs/checks/precision.grid).

@@ -152,13 +152,20 @@ class LTETask(Task):
 
     def eval_groups(self, split: str) -> list[list[list[str]]] | None:
         """Per batch of :meth:`eval_batches` and row, the groups of its example: ``lengthL``
-        (the digits the mix drew) and, with nesting above 1, ``nestingN``; None for the
+        (the digits the mix drew), with nesting above 1 ``nestingN``, and where the task draws
+        from more than one operation ``with_OP`` for each operation the program contains
+        (a program of ``vars`` over ``smallmul`` is in both groups); None for the
         memorisation tasks (where every model here is at or near 1.0)."""
         if self.options.task in MEMORISATION_TASKS:
             return None
         nested = (self.options.max_nesting or 1) > 1
-        return [[[f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else []) for ex, _ in chunk]
-                for chunk in self._eval_chunks(split)]
+        mixed = len({*self.generator.operations, *(self.generator.operand_operations if nested else ())}) > 1
+
+        def groups(ex: Example) -> list[str]:
+            return ([f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else [])
+                    + ([f"with_{op}" for op in sorted(set(ex.operations))] if mixed else []))
+
+        return [[groups(ex) for ex, _ in chunk] for chunk in self._eval_chunks(split)]
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
@@ -166,9 +173,10 @@ class LTETask(Task):
         Tables 5-6); ``score`` is the sequence accuracy, char accuracy breaking ties. On the
         test split with ``beam_size`` > 1, also ``beamK/char_accuracy`` and
         ``beamK/sequence_accuracy`` by beam search (validation stays greedy: it picks the model).
-        The test split of the program tasks also gets the greedy accuracies per length and
-        nesting drawn (``length3/sequence_accuracy``, ...: :meth:`eval_groups`), which show
-        where program evaluation fails."""
+        The test split of the program tasks also gets the greedy accuracies per length,
+        nesting and operation drawn (``length3/sequence_accuracy``,
+        ``with_smallmul/sequence_accuracy``, ...: :meth:`eval_groups`), which show where
+        program evaluation fails."""
         batches = self.eval_batches(split)
         groups = self.eval_groups(split) if split == "test" else None
         result: dict[str, Any] = decode_accuracy(model, batches, PAD, groups=groups)
