@@ -483,7 +483,8 @@ def lte_operations_table(records: list[RunRecord]) -> str:
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
     """One row per program task and model (the cell of :func:`lte_table`), one column per
     group of the test metrics ``GROUP/sequence_accuracy`` whose name matches ``pattern``
-    (sorted by ``order``, headed by ``label``); "-" where a run was scored without it."""
+    (sorted by ``order``, headed by ``label``); "-" where a run was scored without it. A
+    run broken down in other groups only (the addition task has one operation) is left out."""
     cells = {key: r for key, r in _algorithmic_cells(family(records, "lte")).items() if key[0] in PROGRAM_ORDER}
     groups = {k.split("/")[0] for r in cells.values() for k in r.metrics["test"]
               if re.fullmatch(pattern + r"/sequence_accuracy", k)}
@@ -494,8 +495,13 @@ def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[st
     for task in _ordered({t for t, _ in cells}, PROGRAM_ORDER):
         for model in _ordered({m for t, m in cells if t == task}, MODELS):
             test = cells[task, model].metrics["test"]
+            if not any(k.split("/")[0] in groups for k in test) and any(_LTE_GROUP.fullmatch(k) for k in test):
+                continue
             rows.append([task, model, *(fmt_accuracy(test.get(f"{g}/sequence_accuracy")) for g in columns)])
     return _table(["task", "model", *map(label, columns)], rows)
+
+
+_LTE_GROUP = re.compile(r"(length\d+|nesting\d+|with_\w+)/sequence_accuracy")  # the groups of LTETask.eval_groups
 
 
 # Numerics: bf16 autocast against fp32 on the same short runs (configs/checks/precision.grid).
