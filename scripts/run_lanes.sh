@@ -12,9 +12,12 @@
 # reads, e.g. "19:10") to stop training by then: each chunk's time limit is cut to the time
 # left (a run that finishes in that chunk still runs its final test evaluation after it),
 # no chunk starts with less than two minutes to go, and the script then exits with status 3.
+# A run the DEADLINE leaves unfinished then has its best model so far scored on the test split
+# (`ut eval --record`, after the deadline), so that its partial record carries test metrics
+# even if this machine, and the run directory with it, is gone by the next session.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
@@ -41,6 +44,10 @@ run_one() {
       limit=$(( deadline - $(date +%s) ))
       if (( limit < 120 )); then
         echo "== $name: not started, DEADLINE $DEADLINE is near ($(date -u +%FT%TZ))" >> "$out/$name.log"
+        if [ -d "$out/$name/best" ]; then
+          echo "== $name: partial, scoring its best model on test" >> "$out/$name.log"
+          $ut eval "$out/$name" --split test --threads 1 --record "$group/$name" >> "$out/$name.log" 2>&1
+        fi
         return 3
       fi
       (( limit > secs )) && limit=$secs

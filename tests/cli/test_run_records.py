@@ -40,6 +40,17 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert again.metrics["validation"] == record.metrics["validation"]
     assert again.parameters == record.parameters
 
+    # Scoring a partial run's best model on test (what the lanes do at their deadline) keeps it
+    # partial: the run's record as a time limit would have left it, best model and all.
+    stopped = RunRecord.load(run / "record.json").to_dict() | {"status": "time_limit", "steps": 20, "best_step": 16}
+    stopped["metrics"]["test"] = {}
+    RunRecord.from_dict(stopped).save(run / "record.json")
+    scored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
+    assert scored.returncode == 0, scored.stderr
+    record = RunRecord.load(results / f"{name}.json")
+    assert record.partial and record.steps == 20 and "len12/char_accuracy" in record.metrics["test"]
+    assert "partial: the best model at step 16 of a run stopped at step 20" in record.notes
+
 
 def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, tiny_config):
     run, results = tmp_path / "run", tmp_path / "results"

@@ -182,6 +182,18 @@ def test_lte_table_names_the_run_chosen_among_variants():
     assert "| UT | 0.47 / 0.22 |" in table and table.endswith("also lte/program-UT-d128 (0.47M))")
 
 
+def test_lte_table_a_partial_run_without_test_metrics_does_not_hide_a_scored_one():
+    narrow = _lte("program", "UT", 0.47, 0.22, score=0.22, parameters=119_424)
+    wide = _lte("program", "UT", 0.0, 0.0, score=0.47, parameters=468_224, experiment="lte/program-UT-d128",
+                status="time_limit", steps=56_181, wall_time_seconds=14_140.0)
+    wide.metrics["test"] = {}  # stopped by its time limit, its checkpoint lost before the test evaluation
+    table = TABLES["lte"]([narrow, wide])
+    assert "| UT | 0.47 / 0.22 |" in table
+    assert table.endswith("program UT: lte/program-UT (0.12M parameters; "
+                          "also lte/program-UT-d128 (0.47M, not scored on test))")
+    assert TABLES["lte"]([wide]).splitlines()[2] == "| UT | - |"  # alone, it is still the cell: no score to show
+
+
 def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
     broken = _lte("program", "UT", 0.5, 0.25)
     broken.metrics["test"].update({"length1/sequence_accuracy": 0.9, "length2/sequence_accuracy": 0.5,

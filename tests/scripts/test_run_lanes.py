@@ -10,8 +10,12 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_lanes.sh"
 
 # Logs "NAME start|end TIME" to $LOG; sleeps 1.5 s for a run named long*, else 0.2 s; then
-# writes RUN_DIR/metrics.json, which marks the run finished.
+# writes RUN_DIR/metrics.json, which marks the run finished. `ut eval RUN_DIR ...` logs
+# "NAME eval TIME" and writes its arguments to RUN_DIR/eval-args.
 FAKE_UT = """#!/usr/bin/env bash
+if [ "$1" = eval ]; then
+  echo "$(basename "$2") eval $(date +%s.%N)" >> "$LOG"; echo "$*" > "$2/eval-args"; exit 0
+fi
 while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
 name=$(basename "$out")
 echo "$name start $(date +%s.%N)" >> "$LOG"
@@ -56,3 +60,14 @@ def test_deadline_passed_or_near_starts_nothing(tmp_path):
     near, events = _run(tmp_path, ["a", "b"], DEADLINE="+1 minute")  # less than the 2 minutes a chunk needs
     assert near.returncode == 3 and events == {}
     assert "DEADLINE" in (tmp_path / "runs" / "a.log").read_text()
+
+
+def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(tmp_path):
+    (tmp_path / "runs" / "partial" / "best").mkdir(parents=True)  # an earlier chunk's best model
+    (tmp_path / "runs" / "fresh").mkdir(parents=True)  # no evaluation yet: nothing to score
+    near, events = _run(tmp_path, ["partial", "fresh"], DEADLINE="+1 minute")
+    assert near.returncode == 3 and set(events) == {"partial"} and set(events["partial"]) == {"eval"}
+    args = (tmp_path / "runs" / "partial" / "eval-args").read_text().split()
+    assert args == ["eval", str(tmp_path / "runs" / "partial"), "--split", "test", "--threads", "1",
+                    "--record", "group/partial"]
+    assert "scoring its best model on test" in (tmp_path / "runs" / "partial.log").read_text()

@@ -215,7 +215,9 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, metrics: dict, *, name: str,
                     parameters: int | None = None, model_dir: Path | None = None):
-    """The run's record with ``split`` metrics from a new evaluation (status ``rescored``).
+    """The run's record with ``split`` metrics from a new evaluation (status ``rescored``;
+    a partial run, stopped by its time limit, stays ``time_limit``: scoring its best model
+    so far on test does not make it a finished run).
 
     Training facts (steps, wall time, validation) come from the run's own record, or from
     its ``metrics.json`` / ``metrics.jsonl`` for runs older than records. ``parameters``
@@ -231,13 +233,16 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     if (run_dir / "record.json").is_file():
         old = RunRecord.load(run_dir / "record.json")
         notes = [*old.notes, f"{split} re-scored by: {command_line()}"]
+        if old.partial:
+            notes.append(f"partial: the best model at step {old.best_step} of a run stopped at step {old.steps}")
         if not own_best:
             notes.append(f"evaluated model: {model_dir}; the {other} metrics of the run's best model are left out")
         return RunRecord(
             experiment=name, task=old.task, config=old.config, command=old.command, seeds=old.seeds,
             commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,
             best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other] if own_best else {}},
-            status="rescored", notes=notes, parameters=old.parameters if old.parameters is not None else parameters,
+            status="time_limit" if old.partial else "rescored", notes=notes,
+            parameters=old.parameters if old.parameters is not None else parameters,
         )
     lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
     log = [json.loads(line) for line in lines]

@@ -265,23 +265,33 @@ def _algorithmic_groups(records: list[RunRecord]) -> dict[tuple[str, str], list[
     return groups
 
 
+def cell_record(group: list[RunRecord]) -> RunRecord:
+    """The record a table cell shows for a group of runs (seeds, variants): the best on
+    validation among those with test metrics, so that a partial run that was never scored
+    on test (its checkpoint gone with its machine) does not hide a finished one; the best
+    of all when none has test metrics. The partial run stays in the progress table."""
+    return best_on_validation([r for r in group if r.metrics["test"]] or group)
+
+
 def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
-    """(task, model) -> the best seed's (or variant's) record on validation."""
-    return {key: best_on_validation(group) for key, group in _algorithmic_groups(records).items()}
+    """(task, model) -> the record its cell shows (:func:`cell_record`)."""
+    return {key: cell_record(group) for key, group in _algorithmic_groups(records).items()}
 
 
 def variants_footnote(groups: dict[tuple[str, str], list[RunRecord]]) -> str:
-    """A footnote for the cells that the best on validation of several runs fills (``groups``
-    of :func:`_algorithmic_groups`), naming the run shown and the others with their parameter
+    """A footnote for the cells that one of several runs fills (``groups`` of
+    :func:`_algorithmic_groups`, the run :func:`cell_record` picks), naming the run shown and the others with their parameter
     counts (a wider UT is still a "UT"), or ''."""
     notes = []
     for (task, model), group in sorted(groups.items()):
         if len({r.experiment for r in group}) < 2:
             continue
-        shown = best_on_validation(group)
-        others = sorted({(r.experiment, r.parameters) for r in group if r.experiment != shown.experiment})
+        shown = cell_record(group)
+        others = sorted({(r.experiment, r.parameters, not r.metrics["test"]) for r in group
+                         if r.experiment != shown.experiment})
         notes.append(f"{task} {model}: {shown.experiment} ({fmt_parameters(shown.parameters)} parameters; also "
-                     + ", ".join(f"{e} ({fmt_parameters(n)})" for e, n in others) + ")")
+                     + ", ".join(f"{e} ({fmt_parameters(n)}" + (", not scored on test" if unscored else "") + ")"
+                                 for e, n, unscored in others) + ")")
     return "\n\nbest on validation of several runs: " + "; ".join(notes) if notes else ""
 
 
@@ -311,7 +321,7 @@ def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], len
     accuracy (at ``length``, or of the one test set; metrics named ``prefix...``) of the best
     seed on validation, "(partial)" after a run stopped by its time limit."""
     groups = _algorithmic_groups(family(records, name))
-    cells = {key: best_on_validation(group) for key, group in groups.items()}
+    cells = {key: cell_record(group) for key, group in groups.items()}
     if not cells:
         return NO_RECORDS
     tasks = _ordered({t for t, _ in cells}, order)
