@@ -9,15 +9,16 @@
 #   bash scripts/run_lanes.sh CONFIG_DIR GROUP RUNS_DIR CHUNK_SECONDS NAME [NAME ...]
 # e.g. bash scripts/run_lanes.sh configs/lm lm runs/lm 1800 ptb-ut ptb-ut-act
 # Set UT to the `ut` executable when it is not on PATH. Set DEADLINE (anything GNU `date -d`
-# reads, e.g. "19:10") to stop training by then: each chunk's time limit is cut to the time
-# left (a run that finishes in that chunk still runs its final test evaluation after it),
-# no chunk starts with less than two minutes to go, and the script then exits with status 3.
+# reads, e.g. "19:10"; a bare time of day already past today means tomorrow) to stop training
+# by then: each chunk's time limit is cut to the time left (a run that finishes in that chunk
+# still runs its final test evaluation after it), no chunk starts with less than two minutes
+# to go, and the script then exits with status 3.
 # A run the DEADLINE leaves unfinished then has its best model so far scored on the test split
 # (`ut eval --record`, after the deadline), so that its partial record carries test metrics
 # even if this machine, and the run directory with it, is gone by the next session.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
@@ -27,6 +28,10 @@ ut=${UT:-ut}
 deadline=
 if [ -n "${DEADLINE:-}" ]; then
   deadline=$(date -d "$DEADLINE" +%s) || exit 2
+  # A bare time of day already past today (a session that runs over midnight) means tomorrow.
+  if (( deadline <= $(date +%s) )) && [[ $DEADLINE =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then
+    deadline=$(date -d "tomorrow $DEADLINE" +%s) || exit 2
+  fi
   if (( deadline <= $(date +%s) )); then
     echo "DEADLINE $DEADLINE ($(date -d "@$deadline")) has passed" >&2
     exit 2

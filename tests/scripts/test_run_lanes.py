@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_lanes.sh"
@@ -60,6 +61,14 @@ def test_deadline_passed_or_near_starts_nothing(tmp_path):
     near, events = _run(tmp_path, ["a", "b"], DEADLINE="+1 minute")  # less than the 2 minutes a chunk needs
     assert near.returncode == 3 and events == {}
     assert "DEADLINE" in (tmp_path / "runs" / "a.log").read_text()
+
+
+def test_a_time_of_day_already_past_means_tomorrow(tmp_path):
+    # a session that starts at 22:30 and must stop at "00:35" runs over midnight
+    earlier = time.strftime("%H:%M", time.localtime(time.time() - 120))
+    result, events = _run(tmp_path, ["a"], DEADLINE=earlier)
+    assert result.returncode == 0, result.stderr
+    assert set(events) == {"a"}
 
 
 def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(tmp_path):
