@@ -1,55 +1,83 @@
 #!/usr/bin/env bash
 # For a GPU session's device machine (docs/compute.md, "A GPU session"): trains the experiments
 # CONFIG_DIR/NAME.yaml on CUDA side by side (small models leave most of one GPU idle), each for
-# at most SECONDS and resuming RUNS_DIR/NAME where an earlier chunk left it, then packs each run
-# (its newest checkpoint, best model, logs and record) into $OUT/NAME.tgz for the way back.
-# Unpack one here with `tar xzf FILE` in the repository root: it restores RUNS_DIR/NAME and
-# results/GROUP/NAME.json, and the next chunk (here or there) resumes from it.
+# at most SECONDS and resuming RUNS_DIR/NAME where an earlier chunk (on this machine, or carried)
+# left it, then packs for the way back:
+#   $OUT/records.tgz  every run's record, config, logs and evaluation log (small);
+#   $OUT/NAME.tgz     for each run named in PACK (default: every run, when there are at most 7):
+#                     its best model and newest checkpoint, to publish it or resume it elsewhere.
+# Unpack here with `tar xzf FILE` in the repository root: it restores RUNS_DIR/NAME and
+# results/GROUP/NAME.json, and the next chunk (here or there) resumes from what came back.
 #   bash scripts/device_train.sh CONFIG_DIR GROUP RUNS_DIR SECONDS NAME [NAME ...]
-# e.g. bash scripts/device_train.sh configs/algorithmic algorithmic runs/algorithmic 420 copy-ut reverse-ut
+# e.g. TEST=1 bash scripts/device_train.sh configs/algorithmic algorithmic runs/algorithmic 420 copy-ut reverse-ut
+# TEST=1 then scores each run's best model on the test split (`ut eval --record`), so that a
+# partial run keeps a test score when its machine goes back. SECONDS=0 trains nothing (scores only).
 # Uses the machine's own python3 (PYTHON) and PyTorch (PYTHONPATH=src: nothing to install). EXTRA adds
 # arguments to every `ut train` (e.g. EXTRA="--set task.data_dir=.carry/babi" for carried data).
-# At most 8 names: the device tool brings back 8 files a call.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
 shift 4
 names=("$@")
-if [ $# -gt 8 ]; then
-  echo "at most 8 runs a call (the device tool brings back 8 files), got $#" >&2
+if [ -z "${PACK+x}" ]; then
+  if [ $# -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
+fi
+read -r -a pack <<< "$PACK"
+if [ ${#pack[@]} -gt 7 ]; then
+  echo "PACK names at most 7 runs (the device tool brings back 8 files, records.tgz among them)" >&2
   exit 2
 fi
 : "${OUT:?OUT is not set: this script runs through the device tool, which sets it}"
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+py=${PYTHON:-python3}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 
-pids=()
-for name in "${names[@]}"; do
-  mkdir -p "$(dirname "$out/$name")"
-  # shellcheck disable=SC2086  # EXTRA is a list of arguments
-  ${PYTHON:-python3} -m universal_transformer train "$configs/$name.yaml" --out "$out/$name" --device cuda \
-      --no-progress --time-limit "$secs" --record "$group/$name" ${EXTRA:-} >> "$out/$name.log" 2>&1 &
-  pids+=($!)
-done
-status=0
-for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || { status=1; echo "== ${names[$i]}: ut train failed (its log: $out/${names[$i]}.log)" >&2; }
-done
+# Runs one command per name side by side; fails if any failed.
+side_by_side() {  # side_by_side WHAT COMMAND... ({} stands for the name)
+  local what=$1 pids=() status=0 i
+  shift
+  for name in "${names[@]}"; do
+    mkdir -p "$(dirname "$out/$name")"
+    "${@//\{\}/$name}" >> "$out/$name.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { status=1; echo "== ${names[$i]}: $what failed (its log: $out/${names[$i]}.log)" >&2; }
+  done
+  return $status
+}
 
+status=0
+if [ "$secs" -gt 0 ]; then
+  # shellcheck disable=SC2086  # EXTRA is a list of arguments
+  side_by_side "ut train" $py -m universal_transformer train "$configs/{}.yaml" --out "$out/{}" --device cuda \
+      --no-progress --time-limit "$secs" --record "$group/{}" ${EXTRA:-} || status=1
+fi
+if [ "${TEST:-0}" = 1 ]; then
+  side_by_side "ut eval" $py -m universal_transformer eval "$out/{}" --split test --device cuda \
+      --record "$group/{}" || status=1
+fi
+
+records=()
 for name in "${names[@]}"; do
   run=$out/$name
-  files=("$out/$name.log")
-  for f in config.yaml metrics.jsonl metrics.json record.json best; do
-    [ -e "$run/$f" ] && files+=("$run/$f")
+  records+=("$out/$name.log")
+  for f in config.yaml metrics.jsonl metrics.json record.json eval-test.json; do
+    [ -e "$run/$f" ] && records+=("$run/$f")
   done
-  newest=$(ls "$run"/checkpoints/step-*.pt 2>/dev/null | sort | tail -n 1)
-  [ -n "$newest" ] && files+=("$newest")
-  [ -f "results/$group/$name.json" ] && files+=("results/$group/$name.json")
-  tar czf "$OUT/$(basename "$name").tgz" "${files[@]}"
+  [ -f "results/$group/$name.json" ] && records+=("results/$group/$name.json")
   echo "== $name: $(tail -n 1 "$out/$name.log")"
+done
+tar czf "$OUT/records.tgz" "${records[@]}"
+for name in "${pack[@]}"; do
+  run=$out/$name files=()
+  [ -e "$run/best" ] && files+=("$run/best")
+  newest=$(ls "$run"/checkpoints/step-*.pt 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$newest" ] && files+=("$newest")
+  [ ${#files[@]} -gt 0 ] && tar czf "$OUT/$(basename "$name").tgz" "${files[@]}"
 done
 exit $status

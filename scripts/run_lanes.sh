@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Trains the experiments CONFIG_DIR/NAME.yaml to the end of their configs (early stopping or
 # train.steps) in time-limited chunks that resume exactly, two side by side (one lane per
-# core; each config sets train.threads). The runs are a queue: a lane that is free takes the
+# core; each config sets train.threads; LANES=1 runs them one after another, to leave the
+# other core to another job). The runs are a queue: a lane that is free takes the
 # next unfinished NAME in the given order, so both cores stay busy while runs are left, however
 # long each one takes. Every chunk writes results/GROUP/NAME.json, marked
 # partial until the run finishes, so an interrupted session still leaves its record; run
@@ -25,6 +26,11 @@ configs=$1 group=$2 out=$3 secs=$4
 shift 4
 names=("$@")
 ut=${UT:-ut}
+lanes=${LANES:-2}
+if ! [[ $lanes =~ ^[1-9][0-9]*$ ]]; then
+  echo "LANES must be a positive number of lanes, got '$lanes'" >&2
+  exit 2
+fi
 deadline=
 if [ -n "${DEADLINE:-}" ]; then
   deadline=$(date -d "$DEADLINE" +%s) || exit 2
@@ -76,8 +82,10 @@ lane() {
   return 0
 }
 
-lane & pids=($!)
-(( ${#names[@]} > 1 )) && { lane & pids+=($!); }
+pids=()
+for (( i = 0; i < lanes && i < ${#names[@]}; i++ )); do
+  lane & pids+=($!)
+done
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
 exit $status

@@ -1,6 +1,7 @@
-"""``scripts/device_train.sh``: trains the named runs on CUDA side by side and packs each one
-(newest checkpoint, best model, logs, record) into ``$OUT/NAME.tgz``; driven with a stand-in
-``python3`` that writes what ``ut train`` would."""
+"""``scripts/device_train.sh``: trains the named runs on CUDA side by side, optionally scores them
+on test, and packs every run's record and logs into ``$OUT/records.tgz`` and the runs named in
+``PACK`` (best model, newest checkpoint) into ``$OUT/NAME.tgz``; driven with a stand-in ``python3``
+that writes what ``ut train`` and ``ut eval`` would."""
 
 from __future__ import annotations
 
@@ -12,50 +13,81 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "device_train.sh"
 
 # `python3 -m universal_transformer train CONFIG --out RUN ... --record GROUP/NAME`: writes a run
-# directory with two checkpoints and the record, and logs its arguments.
+# directory with two checkpoints and the record; `... eval RUN --split test ... --record GROUP/NAME`
+# writes RUN/eval-test.json and the record. Both log their arguments.
 FAKE_PYTHON = """#!/usr/bin/env bash
 args="$*"
+command=$3
+[ "$command" = eval ] && run=$4
 while [ $# -gt 0 ]; do
   case $1 in --out) run=$2;; --record) record=$2;; esac; shift
 done
-mkdir -p "$run/checkpoints" "$run/best" "results/$(dirname "$record")"
 echo "$args"
+if [ "$command" = eval ]; then
+  echo '{}' > "$run/eval-test.json"; echo '{"test": 1}' > "results/$record.json"; exit 0
+fi
+mkdir -p "$run/checkpoints" "$run/best" "results/$(dirname "$record")"
 touch "$run/config.yaml" "$run/metrics.jsonl" "$run/best/model.safetensors"
 touch "$run/checkpoints/step-00000100.pt" "$run/checkpoints/step-00000200.pt"
 echo '{}' > "results/$record.json"
 """
 
 
-def _run(tmp_path: Path, names: list[str], *, out: Path | None = None) -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, names: list[str], *, out: Path | None = None, **env_vars: str
+         ) -> subprocess.CompletedProcess:
     fake = tmp_path / "python3"
     fake.write_text(FAKE_PYTHON)
     fake.chmod(0o755)
-    env = {**os.environ, "PYTHON": str(fake), "EXTRA": "--set task.x=1"}
-    env.pop("OUT", None)
+    env = {**os.environ, "PYTHON": str(fake), "EXTRA": "--set task.x=1", **env_vars}
+    for name in ("OUT", "PACK", "TEST"):
+        if name not in env_vars:
+            env.pop(name, None)
     if out is not None:
         env["OUT"] = str(out)
     return subprocess.run(["bash", str(SCRIPT), "configs/lte", "lte", "runs/lte", "420", *names], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_each_run_comes_back_as_one_archive_with_its_newest_checkpoint_and_record(tmp_path):
+def _members(archive: Path) -> set[str]:
+    with tarfile.open(archive) as tar:
+        return set(tar.getnames())
+
+
+def test_each_run_comes_back_with_its_newest_checkpoint_and_every_record_in_one_archive(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     result = _run(tmp_path, ["copy-ut", "reverse-ut"], out=out)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["copy-ut.tgz", "reverse-ut.tgz"]
-    with tarfile.open(out / "copy-ut.tgz") as archive:
-        members = set(archive.getnames())
-    assert {"runs/lte/copy-ut/checkpoints/step-00000200.pt", "runs/lte/copy-ut/best/model.safetensors",
-            "runs/lte/copy-ut/config.yaml", "runs/lte/copy-ut.log", "results/lte/copy-ut.json"} <= members
-    assert "runs/lte/copy-ut/checkpoints/step-00000100.pt" not in members  # the newest is enough to resume
+    assert sorted(p.name for p in out.iterdir()) == ["copy-ut.tgz", "records.tgz", "reverse-ut.tgz"]
+    run = _members(out / "copy-ut.tgz")
+    assert {"runs/lte/copy-ut/checkpoints/step-00000200.pt", "runs/lte/copy-ut/best/model.safetensors"} <= run
+    assert "runs/lte/copy-ut/checkpoints/step-00000100.pt" not in run  # the newest is enough to resume
+    records = _members(out / "records.tgz")
+    for name in ("copy-ut", "reverse-ut"):
+        assert {f"runs/lte/{name}/config.yaml", f"runs/lte/{name}.log", f"results/lte/{name}.json"} <= records
+    assert not any(m.endswith(".pt") for m in records)
     args = (tmp_path / "runs/lte/copy-ut.log").read_text()
     assert args.startswith("-m universal_transformer train configs/lte/copy-ut.yaml --out runs/lte/copy-ut")
     assert "--device cuda" in args and "--time-limit 420" in args and args.rstrip().endswith("--set task.x=1")
+    assert " eval " not in args  # no test scoring unless TEST=1
 
 
-def test_refuses_without_out_or_with_more_runs_than_come_back(tmp_path):
+def test_test_scores_every_run_and_pack_chooses_the_runs_that_come_back_whole(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    names = [f"run{i}" for i in range(9)]  # more than come back as files: records.tgz holds them all
+    result = _run(tmp_path, names, out=out, TEST="1", PACK="run3")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["records.tgz", "run3.tgz"]
+    records = _members(out / "records.tgz")
+    assert all(f"runs/lte/{name}/eval-test.json" in records for name in names)
+    log = (tmp_path / "runs/lte/run0.log").read_text().splitlines()
+    assert log[-1] == "-m universal_transformer eval runs/lte/run0 --split test --device cuda --record lte/run0"
+    assert (tmp_path / "results/lte/run0.json").read_text().strip() == '{"test": 1}'
+
+
+def test_refuses_without_out_or_with_more_packed_runs_than_come_back(tmp_path):
     unset = _run(tmp_path, ["copy-ut"])
     assert unset.returncode != 0 and "OUT is not set" in unset.stderr
-    many = _run(tmp_path, [f"run{i}" for i in range(9)], out=tmp_path)
-    assert many.returncode == 2 and "at most 8 runs" in many.stderr
+    many = _run(tmp_path, ["a"], out=tmp_path, PACK=" ".join(f"run{i}" for i in range(8)))
+    assert many.returncode == 2 and "PACK names at most 7 runs" in many.stderr

@@ -80,3 +80,11 @@ def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(t
     assert args == ["eval", str(tmp_path / "runs" / "partial"), "--split", "test", "--threads", "1",
                     "--record", "group/partial"]
     assert "scoring its best model on test" in (tmp_path / "runs" / "partial.log").read_text()
+
+
+def test_one_lane_runs_the_queue_one_after_another(tmp_path):
+    result, events = _run(tmp_path, ["long", "a"], LANES="1")
+    assert result.returncode == 0, result.stderr
+    assert events["long"]["end"] <= events["a"]["start"]
+    bad, events = _run(tmp_path, ["a"], LANES="0")
+    assert bad.returncode == 2 and "LANES must be a positive number" in bad.stderr and events == {}
