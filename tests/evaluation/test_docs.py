@@ -260,6 +260,14 @@ def test_algorithmic_curve_all_lengths_ponder_and_status():
         "| copy | UT | 0.59 / 0.50 | 0.40 / - | 0.09 / 0.00 | - | 1000 | 800 | 100 s | done |",
         "| copy | UT+ACT | 0.53 / 0.50 | - | 0.03 / 0.00 | 2.25 | 750 | 500 | 252 s | partial |",
     ])
+    # the same runs scored teacher-forced (metrics teacher_forced/lenN/...): "-" where a run has none
+    records[0].metrics["test"].update({"teacher_forced/len40/char_accuracy": 1.0,
+                                       "teacher_forced/len40/sequence_accuracy": 1.0,
+                                       "teacher_forced/len400/char_accuracy": 0.948,
+                                       "teacher_forced/len400/sequence_accuracy": 0.0})
+    forced = TABLES["algorithmic-curve-teacher-forced"](records).splitlines()
+    assert forced[2] == "| copy | UT | 1.00 / 1.00 | - | 0.95 / 0.00 | - | 1000 | 800 | 100 s | done |"
+    assert forced[3].startswith("| copy | UT+ACT | - | - | - | 2.25 |")
     demo = TABLES["demo"]([_algorithmic("copy", "UT", 0.9, 0.8, family="demo")])
     assert "| copy | UT | 1.40 / 1.30 | 0.90 / 0.80 | 1000 | 800 | 100 s | done |" in demo
 

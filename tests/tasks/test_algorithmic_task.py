@@ -123,6 +123,14 @@ class _Oracle(nn.Module):
     def decode_step(self, tokens: torch.Tensor, state: dict) -> torch.Tensor:
         return self._logits(state)[:, None]
 
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> SimpleNamespace:
+        """Teacher-forced logits: the decoded answer, but an end-of-sequence first for sources
+        starting with 7-9 (a mistake greedy decoding never makes here: it is this pass's own)."""
+        predicted = self.answer(src)
+        predicted[src[:, 0] >= DIGIT0 + 7, 0] = EOS
+        assert predicted.shape == tgt_in.shape  # one prediction per target position
+        return SimpleNamespace(logits=nn.functional.one_hot(predicted, VOCAB_SIZE).float())
+
 
 def test_evaluate_scores_per_length_against_a_direct_count():
     task = _task(validation_lengths=[3, 9], eval_examples=40, eval_batch_size=16)
@@ -133,6 +141,13 @@ def test_evaluate_scores_per_length_against_a_direct_count():
         assert 0 < wrong < 40
         assert result[f"len{length}/sequence_accuracy"] == pytest.approx(1 - wrong / 40)
         assert result[f"len{length}/char_accuracy"] == pytest.approx(1 - wrong / (40 * (length + 1)))  # + eos
+        forced_wrong = wrong + int((src[:, 0] >= DIGIT0 + 7).sum())  # and the teacher-forced pass's own
+        assert forced_wrong > wrong
+        assert result[f"teacher_forced/len{length}/sequence_accuracy"] == pytest.approx(1 - forced_wrong / 40)
+        assert result[f"teacher_forced/len{length}/char_accuracy"] == pytest.approx(
+            1 - forced_wrong / (40 * (length + 1)))
+        early = int((src[:, 0] >= DIGIT0 + 7).sum())  # the forced pass ends those rows at their first digit
+        assert result[f"teacher_forced/len{length}/early_eos_rate"] == pytest.approx(early / (40 * length))
     seq = [result["len3/sequence_accuracy"], result["len9/sequence_accuracy"]]
     char = [result["len3/char_accuracy"], result["len9/char_accuracy"]]
     assert result["score"] == pytest.approx(sum(seq) / 2 + 1e-3 * sum(char) / 2)
@@ -150,6 +165,8 @@ def test_evaluate_a_real_model_reports_every_length_and_ponder_time(act):
     for length in (4, 6):
         assert 0.0 <= result[f"len{length}/char_accuracy"] <= 1.0
         assert 0.0 <= result[f"len{length}/sequence_accuracy"] <= result[f"len{length}/char_accuracy"] + 1e-9
+        forced_char = result[f"teacher_forced/len{length}/char_accuracy"]
+        assert 0.0 <= result[f"teacher_forced/len{length}/sequence_accuracy"] <= forced_char + 1e-9 <= 1.0 + 1e-9
         ponder = result[f"len{length}/encoder_ponder_time"]
         if act:
             assert 1.0 <= ponder <= cfg.max_steps + 1.0

@@ -338,10 +338,10 @@ def algorithmic_table(records: list[RunRecord], length: int, *, name: str = "alg
     return _task_table(records, name, TASK_ORDER, length)
 
 
-def curve_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
-    """One row per task and model: char / sequence accuracy at every test length, the
-    encoder ponder time at the longest length (where measured), steps, best step, wall
-    time and status of the run."""
+def curve_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: str = "") -> str:
+    """One row per task and model: char / sequence accuracy at every test length (of the
+    metrics named ``prefix...``, e.g. ``teacher_forced/``), the encoder ponder time at the
+    longest length (where measured), steps, best step, wall time and status of the run."""
     cells = _algorithmic_cells(family(records, name))
     if not cells:
         return NO_RECORDS
@@ -355,7 +355,7 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
         for model in _ordered({m for t, m in cells if t == task}, MODELS):
             record = cells[task, model]
             ponder = record.metrics["test"].get(f"len{longest}/encoder_ponder_time")
-            rows.append([task, model, *(_accuracy_cell(record, n, label_partial=False) for n in lengths)]
+            rows.append([task, model, *(_accuracy_cell(record, n, label_partial=False, prefix=prefix) for n in lengths)]
                         + ([fmt_accuracy(ponder)] if with_ponder else [])
                         + [str(record.steps), str(record.best_step if record.best_step is not None else "-"),
                            fmt_seconds(record.wall_time_seconds), status_label(record)])
@@ -443,6 +443,8 @@ for _length in (40, 400):  # the paper's training and test lengths
     register_table(f"algorithmic-len{_length}")(partial(algorithmic_table, length=_length))
 del _length
 register_table("algorithmic-curve")(curve_table)
+# The same runs scored as tensor2tensor scores by default: the argmax given the true target prefix.
+register_table("algorithmic-curve-teacher-forced")(partial(curve_table, prefix="teacher_forced/"))
 register_table("algorithmic-depth")(depth_table)
 register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))

@@ -112,6 +112,36 @@ def decode_accuracy(
     return result
 
 
+@torch.no_grad()
+def teacher_forced_accuracy(
+    model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, eos_id: int | None = None
+) -> dict[str, float]:
+    """``char_accuracy`` and ``sequence_accuracy`` of the argmax at every target position given
+    the true target prefix (one forward pass a batch; no decoding). This is what
+    tensor2tensor's evaluation reports unless it is run with ``--eval_run_autoregressive``:
+    its ``accuracy`` and ``accuracy_per_sequence`` are computed on the teacher-forced logits.
+    A model can score well here and still fail to decode: one wrong token (an early
+    end-of-sequence, say) derails a greedy decoding but costs one position here. With
+    ``eos_id``, ``early_eos_rate`` is the share of the positions before a target's end at
+    which the argmax is that end (the mistake that stops a greedy decoding short)."""
+    model.eval()
+    device = next(model.parameters()).device
+    counts = AccuracyCounts()
+    early_eos = before_end = 0
+    for batch in batches:
+        batch = batch.to(device)
+        predicted = model(**batch.inputs()).logits.argmax(-1)
+        counts.update(predicted, batch.labels, pad_id)
+        if eos_id is not None:
+            inside = (batch.labels != pad_id) & (batch.labels != eos_id)
+            early_eos += int((inside & (predicted == eos_id)).sum())
+            before_end += int(inside.sum())
+    result = counts.as_dict()
+    if eos_id is not None:
+        result["early_eos_rate"] = early_eos / max(before_end, 1)
+    return result
+
+
 def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch) -> float | None:
     """Mean encoder ponder time: a teacher-forced pass for ACT models; fixed-step models
     take exactly ``num_steps`` (no pass needed); the LSTM has none."""

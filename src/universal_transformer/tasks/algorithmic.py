@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from ..config import ConfigError
 from ..data.algorithmic import BOS, EOS, PAD, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
 from ..data.batch import Seq2SeqBatch
-from ..evaluation.metrics import decode_accuracy
+from ..evaluation.metrics import decode_accuracy, teacher_forced_accuracy
 from .base import Task, TaskOptions
 
 
@@ -128,18 +128,24 @@ class AlgorithmicTask(Task):
 
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
-        """Greedy decoding (no teacher forcing): char and sequence accuracy per length.
+        """Greedy decoding (no teacher forcing): char and sequence accuracy per length
+        (``lenN/...``); and the same accuracies of the argmax given the true target prefix
+        (``teacher_forced/lenN/...``), what tensor2tensor's evaluation reports by default and
+        so the likely reading of the paper's Table 4 (docs/design.md).
 
-        ``score`` is the mean sequence accuracy over the split's lengths, char accuracy
-        breaking ties.
+        ``score`` is the mean greedy sequence accuracy over the split's lengths, char
+        accuracy breaking ties.
         """
         if split not in self.lengths:
             raise ConfigError(f"unknown split {split!r}; the algorithmic task has validation and test")
         result: dict[str, Any] = {}
         seq, char = [], []
         for length in self.lengths[split]:
-            metrics = decode_accuracy(model, self.eval_batches(split, length), PAD)
+            batches = self.eval_batches(split, length)
+            metrics = decode_accuracy(model, batches, PAD)
             result.update({f"len{length}/{key}": value for key, value in metrics.items()})
+            result.update({f"teacher_forced/len{length}/{key}": value
+                           for key, value in teacher_forced_accuracy(model, batches, PAD, eos_id=EOS).items()})
             seq.append(metrics["sequence_accuracy"])
             char.append(metrics["char_accuracy"])
         result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
