@@ -3,6 +3,7 @@ models trained on lengths up to 40 generalise), and the decoder's attention over
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -80,8 +81,8 @@ def plot_length_curves(curves: Curves, out: str | Path, *, title: str = "") -> P
     handles = [Line2D([], [], color=colors[m], marker="o", markersize=3, label=m) for m in models]
     handles += [Line2D([], [], color="gray", linestyle=style, label=label) for style, label in (("-", "char"), ("--", "sequence"))]
     axes[0][-1].legend(handles=handles, fontsize=7, loc="best")
-    if title:
-        fig.suptitle(title, fontsize=10)
+    if title:  # wrapped to the figure's width: one panel is narrower than most titles
+        fig.suptitle(textwrap.fill(title, width=max(40, int(11 * 4.2 * len(tasks)))), fontsize=10)
     fig.tight_layout()
     out = Path(out)
     fig.savefig(out, dpi=110, metadata={"Software": None})
