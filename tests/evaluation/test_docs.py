@@ -268,6 +268,27 @@ def test_algorithmic_curve_all_lengths_ponder_and_status():
     forced = TABLES["algorithmic-curve-teacher-forced"](records).splitlines()
     assert forced[2] == "| copy | UT | 1.00 / 1.00 | - | 0.95 / 0.00 | - | 1000 | 800 | 100 s | done |"
     assert forced[3].startswith("| copy | UT+ACT | - | - | - | 2.25 |")
+    assert TABLES["algorithmic-mixed-lengths"](records) == docs.NO_RECORDS
+    records[0].metrics["test"].update({"upto400/char_accuracy": 0.5, "upto400/sequence_accuracy": 0.25,
+                                       "teacher_forced/upto400/char_accuracy": 0.97,
+                                       "teacher_forced/upto400/sequence_accuracy": 0.41})
+    assert TABLES["algorithmic-mixed-lengths"](records) == "\n".join([
+        "| task | model | lengths 1..400, greedy | lengths 1..400, teacher-forced |",
+        "|---|---|---|---|",
+        "| copy | UT | 0.50 / 0.25 | 0.97 / 0.41 |",
+        "| copy | UT+ACT | - | - |",
+    ])
+    longer = [_algorithmic("copy", "UT", 0.1, 0.0, family="algorithmic-longer"),
+              _algorithmic("copy", "UT", 0.3, 0.1, family="algorithmic-longer")]
+    longer[0].experiment, longer[1].experiment = "algorithmic-longer/copy-ut-step8000", "algorithmic-longer/copy-ut-step5000"
+    longer[1].metrics["test"].update({"teacher_forced/len400/char_accuracy": 0.95, "upto400/char_accuracy": 0.4,
+                                      "upto400/sequence_accuracy": 0.2})
+    assert TABLES["algorithmic-longer"](longer + records) == "\n".join([
+        "| model | len 40, greedy | len 40, forced | len 400, greedy | len 400, forced | 1..400, greedy | 1..400, forced |",
+        "|---|---|---|---|---|---|---|",
+        "| copy-ut-step5000 | 0.80 / 0.60 | - | 0.30 / 0.10 | 0.95 / - | 0.40 / 0.20 | - |",
+        "| copy-ut-step8000 | 0.60 / 0.50 | - | 0.10 / 0.00 | - | - | - |",
+    ])
     demo = TABLES["demo"]([_algorithmic("copy", "UT", 0.9, 0.8, family="demo")])
     assert "| copy | UT | 1.40 / 1.30 | 0.90 / 0.80 | 1000 | 800 | 100 s | done |" in demo
 

@@ -106,10 +106,13 @@ class _Oracle(nn.Module):
 
     @staticmethod
     def answer(src: torch.Tensor) -> torch.Tensor:
-        target = src.clone()
+        lengths = (src != PAD).sum(1)  # rows of a batch of mixed lengths end in padding
+        target = torch.cat((src, torch.full_like(src[:, :1], PAD)), dim=1)
+        rows, last = torch.arange(len(src)), lengths - 1
         wrong = src[:, 0] < DIGIT0 + 3
-        target[wrong, -1] = DIGIT0 + (target[wrong, -1] - DIGIT0 + 1) % 10
-        return torch.cat((target, torch.full_like(src[:, :1], EOS)), dim=1)
+        target[rows[wrong], last[wrong]] = DIGIT0 + (target[rows[wrong], last[wrong]] - DIGIT0 + 1) % 10
+        target[rows, lengths] = EOS
+        return target
 
     def _logits(self, state: dict) -> torch.Tensor:
         token = state["answer"][:, min(state["at"], state["answer"].shape[1] - 1)]
@@ -233,3 +236,26 @@ def test_the_endless_stream_keeps_drawing_new_examples():
 def test_train_examples_must_be_positive():
     with pytest.raises(ConfigError, match="task.train_examples"):
         _task(train_examples=0)
+
+
+def test_test_sets_of_lengths_up_to_n_are_seeded_mixed_and_scored_both_ways():
+    task = _task(test_lengths=[3], test_lengths_up_to=[12], eval_examples=40, eval_batch_size=16)
+    batches = task.eval_batches_up_to(12)
+    lengths = [int(n) for b in batches for n in (b.src != PAD).sum(1)]
+    assert len(lengths) == 40 and lengths == sorted(lengths) and 1 <= min(lengths) and max(lengths) <= 12
+    assert len(set(lengths)) > 5  # mixed, not one length
+    again = _task(test_lengths=[3], test_lengths_up_to=[12], eval_examples=40, eval_batch_size=16)
+    assert all(torch.equal(a.src, b.src) for a, b in zip(batches, again.eval_batches_up_to(12)))
+    result = task.evaluate(_Oracle(), "test")
+    src = [row[row != PAD] for b in batches for row in b.src]
+    wrong = sum(int(s[0] < DIGIT0 + 3) for s in src)
+    forced_wrong = wrong + sum(int(s[0] >= DIGIT0 + 7) for s in src)
+    tokens = sum(len(s) + 1 for s in src)  # + eos
+    assert result["upto12/sequence_accuracy"] == pytest.approx(1 - wrong / 40)
+    assert result["upto12/char_accuracy"] == pytest.approx(1 - wrong / tokens)
+    assert result["teacher_forced/upto12/sequence_accuracy"] == pytest.approx(1 - forced_wrong / 40)
+    assert "len3/char_accuracy" in result and result["score"] == pytest.approx(
+        result["len3/sequence_accuracy"] + 1e-3 * result["len3/char_accuracy"])  # the mixed set does not count
+    assert not any(key.startswith("upto") for key in task.evaluate(_Oracle(), "validation"))
+    with pytest.raises(ConfigError, match="evaluation lengths must be positive"):
+        _task(test_lengths_up_to=[0])

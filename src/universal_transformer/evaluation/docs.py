@@ -362,6 +362,43 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: 
     return _table(header, rows)
 
 
+def mixed_length_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
+    """One row per task and model: char / sequence accuracy on the test sets of lengths 1..N
+    (``task.test_lengths_up_to``, metrics ``uptoN/...``), greedy and teacher-forced, the
+    shape and scoring of tensor2tensor's evaluation of these problems."""
+    cells = _algorithmic_cells(family(records, name))
+    tops = sorted({int(m.group(1)) for r in cells.values() for k in r.metrics["test"]
+                   if (m := re.fullmatch(r"upto(\d+)/char_accuracy", k))})
+    if not tops:
+        return NO_RECORDS
+    header = ["task", "model"] + [f"lengths 1..{n}, {how}" for n in tops for how in ("greedy", "teacher-forced")]
+    rows = []
+    for task in _ordered({t for t, _ in cells}, TASK_ORDER):
+        for model in _ordered({m for t, m in cells if t == task}, MODELS):
+            record = cells[task, model]
+            rows.append([task, model, *(_accuracy_cell(record, None, label_partial=False, prefix=f"{forced}upto{n}/")
+                                        for n in tops for forced in ("", "teacher_forced/"))])
+    return _table(header, rows)
+
+
+def model_rows_table(records: list[RunRecord], *, name: str) -> str:
+    """One row per record of the family ``name`` (e.g. models of one run at several training
+    steps, each re-scored with ``ut eval RUN --model ...`` and named for its step): greedy and
+    teacher-forced char / sequence accuracy at every test length and on the sets of lengths 1..N."""
+    runs = sorted(family(records, name), key=lambda r: r.experiment)
+    if not runs:
+        return NO_RECORDS
+    lengths = _lengths(runs)
+    tops = sorted({int(m.group(1)) for r in runs for k in r.metrics["test"]
+                   if (m := re.fullmatch(r"upto(\d+)/char_accuracy", k))})
+    sets = [(f"len {n}", f"len{n}/") for n in lengths] + [(f"1..{n}", f"upto{n}/") for n in tops]
+    header = ["model"] + [f"{label}, {how}" for label, _ in sets for how in ("greedy", "forced")]
+    rows = [[r.experiment.removeprefix(name + "/"),
+             *(_accuracy_cell(r, None, label_partial=False, prefix=forced + key)
+               for _, key in sets for forced in ("", "teacher_forced/"))] for r in runs]
+    return _table(header, rows)
+
+
 def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     """Test-time depth: for every run re-scored with other recurrent steps (``ut eval
     --steps``, :func:`inference_steps`), one row per depth, the training depth first, with
@@ -445,6 +482,9 @@ del _length
 register_table("algorithmic-curve")(curve_table)
 # The same runs scored as tensor2tensor scores by default: the argmax given the true target prefix.
 register_table("algorithmic-curve-teacher-forced")(partial(curve_table, prefix="teacher_forced/"))
+register_table("algorithmic-mixed-lengths")(mixed_length_table)
+# One Copy UT's models after more training than validation can tell apart (results/algorithmic-longer).
+register_table("algorithmic-longer")(partial(model_rows_table, name="algorithmic-longer"))
 register_table("algorithmic-depth")(depth_table)
 register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))

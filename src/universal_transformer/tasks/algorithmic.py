@@ -26,6 +26,7 @@ class AlgorithmicOptions(TaskOptions):
     an endless stream."""
 
     name = "algorithmic"
+    test_only = frozenset({"test_lengths", "test_lengths_up_to"})
 
     task: str = "copy"
     train_min_length: int = 1
@@ -38,6 +39,10 @@ class AlgorithmicOptions(TaskOptions):
     # Addition's digits least significant first (the Neural GPU's order: a carry travels
     # in the direction of reading); most significant first when false.
     little_endian: bool = False
+    # Test sets whose lengths are drawn uniformly from 1..N (metrics ``uptoN/...``), the shape
+    # of tensor2tensor's evaluation set for these problems (10,000 examples of lengths 1..400),
+    # beside the sets of exactly one length (``test_lengths``).
+    test_lengths_up_to: list[int] = field(default_factory=list)
     # None: every slot of every training batch is a fresh example (an endless stream). N: a
     # fixed training set of N examples drawn once from the seed, lengths uniform over the
     # training range (tensor2tensor's algorithmic problems generate 100,000 this way;
@@ -55,10 +60,11 @@ class AlgorithmicOptions(TaskOptions):
             )
         self.validation_lengths = [int(n) for n in self.validation_lengths]
         self.test_lengths = [int(n) for n in self.test_lengths]
+        self.test_lengths_up_to = [int(n) for n in self.test_lengths_up_to]
         for name in ("eval_examples", "eval_batch_size", "bucket_width"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"task.{name} must be a positive integer, got {getattr(self, name)!r}")
-        if any(n < 1 for n in self.validation_lengths + self.test_lengths):
+        if any(n < 1 for n in self.validation_lengths + self.test_lengths + self.test_lengths_up_to):
             raise ConfigError("task: evaluation lengths must be positive")
 
 
@@ -126,12 +132,29 @@ class AlgorithmicTask(Task):
         pairs = [make_example(self.task, length, gen, little_endian=self.options.little_endian) for _ in range(self.eval_examples)]
         return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
 
+    def eval_batches_up_to(self, length: int) -> list[Seq2SeqBatch]:
+        """The test set of ``eval_examples`` examples of lengths drawn uniformly from
+        1..``length``, seeded by the length, sorted by length so that a batch pads little."""
+        gen = torch.Generator().manual_seed(3_000_017 + length + 7919 * self.seed)
+        lengths = sorted(torch.randint(1, length + 1, (self.eval_examples,), generator=gen).tolist())
+        pairs = [make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in lengths]
+        return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
+
+    @staticmethod
+    def _score_sets(model: nn.Module, batches: list[Seq2SeqBatch], name: str) -> dict[str, Any]:
+        """Greedy (``NAME/...``) and teacher-forced (``teacher_forced/NAME/...``) accuracies of one set."""
+        result = {f"{name}/{key}": value for key, value in decode_accuracy(model, batches, PAD).items()}
+        result.update({f"teacher_forced/{name}/{key}": value
+                       for key, value in teacher_forced_accuracy(model, batches, PAD, eos_id=EOS).items()})
+        return result
+
     @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
         """Greedy decoding (no teacher forcing): char and sequence accuracy per length
         (``lenN/...``); and the same accuracies of the argmax given the true target prefix
         (``teacher_forced/lenN/...``), what tensor2tensor's evaluation reports by default and
-        so the likely reading of the paper's Table 4 (docs/design.md).
+        so the likely reading of the paper's Table 4 (docs/design.md). On the test split, also
+        both on the sets of lengths 1..N of ``test_lengths_up_to`` (``uptoN/...``).
 
         ``score`` is the mean greedy sequence accuracy over the split's lengths, char
         accuracy breaking ties.
@@ -141,13 +164,13 @@ class AlgorithmicTask(Task):
         result: dict[str, Any] = {}
         seq, char = [], []
         for length in self.lengths[split]:
-            batches = self.eval_batches(split, length)
-            metrics = decode_accuracy(model, batches, PAD)
-            result.update({f"len{length}/{key}": value for key, value in metrics.items()})
-            result.update({f"teacher_forced/len{length}/{key}": value
-                           for key, value in teacher_forced_accuracy(model, batches, PAD, eos_id=EOS).items()})
-            seq.append(metrics["sequence_accuracy"])
-            char.append(metrics["char_accuracy"])
+            metrics = self._score_sets(model, self.eval_batches(split, length), f"len{length}")
+            result.update(metrics)
+            seq.append(metrics[f"len{length}/sequence_accuracy"])
+            char.append(metrics[f"len{length}/char_accuracy"])
+        if split == "test":
+            for length in self.options.test_lengths_up_to:
+                result.update(self._score_sets(model, self.eval_batches_up_to(length), f"upto{length}"))
         result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
         return result
 
