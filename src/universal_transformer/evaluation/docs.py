@@ -315,6 +315,12 @@ def _lengths(records: list[RunRecord]) -> list[int]:
     return sorted(found)
 
 
+def _up_to_lengths(records: list[RunRecord]) -> list[int]:
+    """The N of the test sets of lengths 1..N (metrics ``uptoN/...``) the records hold."""
+    found = {int(m.group(1)) for r in records for k in r.metrics["test"] if (m := re.fullmatch(r"upto(\d+)/char_accuracy", k))}
+    return sorted(found)
+
+
 def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], length: int | None, *,
                 prefix: str = "") -> str:
     """Rows = models, columns = tasks of the family ``name``; cells = test char / sequence
@@ -367,8 +373,7 @@ def mixed_length_table(records: list[RunRecord], *, name: str = "algorithmic") -
     (``task.test_lengths_up_to``, metrics ``uptoN/...``), greedy and teacher-forced, the
     shape and scoring of tensor2tensor's evaluation of these problems."""
     cells = _algorithmic_cells(family(records, name))
-    tops = sorted({int(m.group(1)) for r in cells.values() for k in r.metrics["test"]
-                   if (m := re.fullmatch(r"upto(\d+)/char_accuracy", k))})
+    tops = _up_to_lengths(list(cells.values()))
     if not tops:
         return NO_RECORDS
     header = ["task", "model"] + [f"lengths 1..{n}, {how}" for n in tops for how in ("greedy", "teacher-forced")]
@@ -389,8 +394,7 @@ def model_rows_table(records: list[RunRecord], *, name: str) -> str:
     if not runs:
         return NO_RECORDS
     lengths = _lengths(runs)
-    tops = sorted({int(m.group(1)) for r in runs for k in r.metrics["test"]
-                   if (m := re.fullmatch(r"upto(\d+)/char_accuracy", k))})
+    tops = _up_to_lengths(runs)
     sets = [(f"len {n}", f"len{n}/") for n in lengths] + [(f"1..{n}", f"upto{n}/") for n in tops]
     header = ["model"] + [f"{label}, {how}" for label, _ in sets for how in ("greedy", "forced")]
     rows = [[r.experiment.removeprefix(name + "/"),

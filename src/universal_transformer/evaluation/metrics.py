@@ -114,7 +114,8 @@ def decode_accuracy(
 
 @torch.no_grad()
 def teacher_forced_accuracy(
-    model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, eos_id: int | None = None
+    model: nn.Module, batches: Iterable[Seq2SeqBatch], pad_id: int, *, eos_id: int | None = None,
+    ponder: bool = False,
 ) -> dict[str, float]:
     """``char_accuracy`` and ``sequence_accuracy`` of the argmax at every target position given
     the true target prefix (one forward pass a batch; no decoding). This is what
@@ -123,15 +124,22 @@ def teacher_forced_accuracy(
     A model can score well here and still fail to decode: one wrong token (an early
     end-of-sequence, say) derails a greedy decoding but costs one position here. With
     ``eos_id``, ``early_eos_rate`` is the share of the positions before a target's end at
-    which the argmax is that end (the mistake that stops a greedy decoding short)."""
+    which the argmax is that end (the mistake that stops a greedy decoding short). With
+    ``ponder``, also the mean ``encoder_ponder_time``, read from the same pass (an ACT model
+    would otherwise take a second one, :func:`encoder_ponder_time`)."""
     model.eval()
     device = next(model.parameters()).device
     counts = AccuracyCounts()
     early_eos = before_end = 0
+    ponder_times: list[float] = []
     for batch in batches:
         batch = batch.to(device)
-        predicted = model(**batch.inputs()).logits.argmax(-1)
+        output = model(**batch.inputs())
+        predicted = output.logits.argmax(-1)
         counts.update(predicted, batch.labels, pad_id)
+        ponder_time = encoder_ponder_time(model, batch, output) if ponder else None
+        if ponder_time is not None:
+            ponder_times.append(ponder_time)
         if eos_id is not None:
             inside = (batch.labels != pad_id) & (batch.labels != eos_id)
             early_eos += int((inside & (predicted == eos_id)).sum())
@@ -139,14 +147,18 @@ def teacher_forced_accuracy(
     result = counts.as_dict()
     if eos_id is not None:
         result["early_eos_rate"] = early_eos / max(before_end, 1)
+    if ponder_times:
+        result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
     return result
 
 
-def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch) -> float | None:
-    """Mean encoder ponder time: a teacher-forced pass for ACT models; fixed-step models
-    take exactly ``num_steps`` (no pass needed); the LSTM has none."""
+def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch, output=None) -> float | None:
+    """Mean encoder ponder time: a teacher-forced pass for ACT models (``output``, that pass's
+    result where the caller has it); fixed-step models take exactly ``num_steps`` (no pass
+    needed); the LSTM has none."""
     config = model.config
     if getattr(config, "act", False):
-        return float(model(**batch.inputs()).halting["encoder"].ponder_cost)
+        output = output if output is not None else model(**batch.inputs())
+        return float(output.halting["encoder"].ponder_cost)
     encoder = getattr(model, "encoder", None)
     return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None

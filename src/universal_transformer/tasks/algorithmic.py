@@ -142,10 +142,14 @@ class AlgorithmicTask(Task):
 
     @staticmethod
     def _score_sets(model: nn.Module, batches: list[Seq2SeqBatch], name: str) -> dict[str, Any]:
-        """Greedy (``NAME/...``) and teacher-forced (``teacher_forced/NAME/...``) accuracies of one set."""
-        result = {f"{name}/{key}": value for key, value in decode_accuracy(model, batches, PAD).items()}
-        result.update({f"teacher_forced/{name}/{key}": value
-                       for key, value in teacher_forced_accuracy(model, batches, PAD, eos_id=EOS).items()})
+        """Greedy (``NAME/...``) and teacher-forced (``teacher_forced/NAME/...``) accuracies of one
+        set; the encoder ponder time (``NAME/encoder_ponder_time``) from the teacher-forced pass."""
+        greedy = decode_accuracy(model, batches, PAD, ponder=False)
+        forced = teacher_forced_accuracy(model, batches, PAD, eos_id=EOS, ponder=True)
+        if "encoder_ponder_time" in forced:
+            greedy["encoder_ponder_time"] = forced.pop("encoder_ponder_time")
+        result = {f"{name}/{key}": value for key, value in greedy.items()}
+        result.update({f"teacher_forced/{name}/{key}": value for key, value in forced.items()})
         return result
 
     @torch.no_grad()
