@@ -177,6 +177,32 @@ def test_evaluate_a_real_model_reports_every_length_and_ponder_time(act):
             assert ponder == 3.0
 
 
+def test_tie_break_is_minus_the_teacher_forced_loss_in_float64():
+    """The loss that orders equal scores (a saturated validation) against a float64 log-softmax
+    of the model's own logits, per labelled position, padding and all."""
+    torch.manual_seed(0)
+    task = AlgorithmicTask({"task": "reverse", "validation_lengths": [3, 7], "eval_examples": 6, "eval_batch_size": 4}, seed=0)
+    cfg = UTConfig(vocab_size=VOCAB_SIZE, pad_id=PAD, bos_id=BOS, eos_id=EOS, d_model=16, num_heads=2, d_ff=32,
+                   num_steps=2, dropout=0.0, embedding_dropout=0.0)
+    model = UniversalTransformer(cfg).eval()
+    result = task.evaluate(model, "validation")
+    losses = []
+    for length in (3, 7):
+        nll, count = 0.0, 0
+        for batch in task.eval_batches("validation", length):
+            with torch.no_grad():
+                logp = model(**batch.inputs()).logits.double().log_softmax(-1)
+            for row, labels in zip(logp, batch.labels):
+                for position, label in enumerate(labels.tolist()):
+                    if label != PAD:
+                        nll -= float(row[position, label])
+                        count += 1
+        assert count == 6 * (length + 1)  # every digit and the end of sequence
+        assert result[f"teacher_forced/len{length}/loss"] == pytest.approx(nll / count, rel=1e-5)
+        losses.append(nll / count)
+    assert result["tie_break"] == pytest.approx(-sum(losses) / 2, rel=1e-5)
+
+
 def test_little_endian_option_reaches_training_and_evaluation_examples():
     from universal_transformer.data.algorithmic import DIGIT0
     from universal_transformer.tasks.algorithmic import AlgorithmicTask

@@ -11,7 +11,7 @@ import yaml
 from universal_transformer.config import ConfigError
 from universal_transformer.training.config import ExperimentConfig, load_experiment
 from universal_transformer.training.schedules import lr_multiplier
-from universal_transformer.training.trainer import Trainer, TrainingDiverged
+from universal_transformer.training.trainer import Trainer, TrainingDiverged, selection_key
 
 from .conftest import TINY, run_ut
 
@@ -197,3 +197,18 @@ def test_bf16_where_it_is_slower_is_refused_with_the_reason(tmp_path, monkeypatc
     assert trainer_module.bf16_cpu_problem(1024) is None
     auto = Trainer(_experiment(steps=2, precision="auto"), tmp_path / "c", progress=False)
     assert auto.precision == "fp32"  # auto: bf16 only on a CUDA device that has it
+
+
+def test_equal_scores_keep_the_model_with_the_better_tie_break(tmp_path, monkeypatch):
+    """A saturated validation score: the kept model is the one with the lowest loss (tie_break),
+    and early stopping counts evaluations that improve neither."""
+    trainer = Trainer(_experiment(steps=40, eval_every=4, early_stopping=3), tmp_path, progress=False)
+    losses = iter([0.9, 0.5, 0.3, 0.4, 0.3, 0.2, 0.25, 0.3, 0.2, 0.21] + [1.0] * 10)
+    monkeypatch.setattr(trainer, "evaluate", lambda split: {"score": 1.0, "tie_break": -next(losses)}
+                        if split == "validation" else {"score": 1.0})
+    summary = trainer.fit()
+    # best: 0.2 at step 24; 0.25, 0.3 and 0.2 (equal, not better) at 28-36 end the run
+    assert summary["status"] == "early_stopped" and summary["step"] == 36 and summary["best_step"] == 24
+    assert selection_key({"score": 0.5, "tie_break": 9.0}) < selection_key({"score": 0.6}) < selection_key(
+        {"score": 0.6, "tie_break": -9.0})
+    assert selection_key(None) < selection_key({"score": -1e9})

@@ -126,17 +126,22 @@ def teacher_forced_accuracy(
     ``eos_id``, ``early_eos_rate`` is the share of the positions before a target's end at
     which the argmax is that end (the mistake that stops a greedy decoding short). With
     ``ponder``, also the mean ``encoder_ponder_time``, read from the same pass (an ACT model
-    would otherwise take a second one, :func:`encoder_ponder_time`)."""
+    would otherwise take a second one, :func:`encoder_ponder_time`). ``loss`` is the mean
+    cross-entropy (nats) per labelled target position: it keeps ranking models once both
+    accuracies are saturated."""
     model.eval()
     device = next(model.parameters()).device
     counts = AccuracyCounts()
     early_eos = before_end = 0
+    nll = 0.0
     ponder_times: list[float] = []
     for batch in batches:
         batch = batch.to(device)
         output = model(**batch.inputs())
         predicted = output.logits.argmax(-1)
         counts.update(predicted, batch.labels, pad_id)
+        nll += float(nn.functional.cross_entropy(
+            output.logits.float().flatten(0, 1), batch.labels.flatten(), ignore_index=pad_id, reduction="sum"))
         ponder_time = encoder_ponder_time(model, batch, output) if ponder else None
         if ponder_time is not None:
             ponder_times.append(ponder_time)
@@ -145,6 +150,7 @@ def teacher_forced_accuracy(
             early_eos += int((inside & (predicted == eos_id)).sum())
             before_end += int(inside.sum())
     result = counts.as_dict()
+    result["loss"] = nll / max(counts.tokens, 1)
     if eos_id is not None:
         result["early_eos_rate"] = early_eos / max(before_end, 1)
     if ponder_times:

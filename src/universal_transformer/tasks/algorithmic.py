@@ -161,21 +161,25 @@ class AlgorithmicTask(Task):
         both on the sets of lengths 1..N of ``test_lengths_up_to`` (``uptoN/...``).
 
         ``score`` is the mean greedy sequence accuracy over the split's lengths, char
-        accuracy breaking ties.
+        accuracy breaking ties; ``tie_break`` is minus the mean teacher-forced loss, which
+        the trainer uses to choose among equal scores: validation at length 40 saturates
+        (1.00/1.00) long before the model stops improving at longer lengths (docs/design.md).
         """
         if split not in self.lengths:
             raise ConfigError(f"unknown split {split!r}; the algorithmic task has validation and test")
         result: dict[str, Any] = {}
-        seq, char = [], []
+        seq, char, loss = [], [], []
         for length in self.lengths[split]:
             metrics = self._score_sets(model, self.eval_batches(split, length), f"len{length}")
             result.update(metrics)
             seq.append(metrics[f"len{length}/sequence_accuracy"])
             char.append(metrics[f"len{length}/char_accuracy"])
+            loss.append(metrics[f"teacher_forced/len{length}/loss"])
         if split == "test":
             for length in self.options.test_lengths_up_to:
                 result.update(self._score_sets(model, self.eval_batches_up_to(length), f"upto{length}"))
         result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
+        result["tie_break"] = -sum(loss) / len(loss)
         return result
 
     @classmethod

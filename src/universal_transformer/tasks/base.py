@@ -81,7 +81,8 @@ class Task(ABC):
 
     @abstractmethod
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
-        """Metrics of ``split`` (``validation`` or ``test``); ``score`` (higher is better) selects checkpoints."""
+        """Metrics of ``split`` (``validation`` or ``test``); ``score`` (higher is better) selects
+        checkpoints, and an optional ``tie_break`` (higher is better) orders equal scores."""
 
     def model_overrides(self) -> dict[str, Any]:
         """Config values the task dictates (vocabulary size, special ids, ...)."""

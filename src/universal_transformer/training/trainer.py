@@ -4,7 +4,8 @@ Run directory::
 
     RUN_DIR/config.yaml        the fully resolved experiment config
     RUN_DIR/checkpoints/       step-XXXXXXXX.pt, the last ``keep_last`` (atomic writes)
-    RUN_DIR/best/              the best model on validation (save_pretrained format)
+    RUN_DIR/best/              the best model on validation (save_pretrained format): the
+                               highest score, then the task's tie_break (selection_key)
     RUN_DIR/metrics.jsonl      one line per evaluation
     RUN_DIR/metrics.json       at the end: the best model's validation and test metrics
     RUN_DIR/record.json        the run record (evaluation/records.py): written at the end and at
@@ -382,7 +383,7 @@ class Trainer:
         if self.verbose:
             summary = ", ".join(f"{k}={v:.4f}" for k, v in metrics.items() if isinstance(v, float))
             print(f"step {self.step}: train_loss={record['train_loss']:.4f} {summary}", flush=True)
-        if metrics["score"] > self.best["score"]:
+        if selection_key(metrics) > selection_key(self.best["metrics"]):
             self.best = {"score": metrics["score"], "step": self.step, "metrics": metrics}
             self.evals_since_best = 0
             self.model.save_pretrained(self.run_dir / "best")
@@ -435,6 +436,15 @@ def _progress(start: int, total: int, *, enabled: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, mininterval=1.0)
+
+
+def selection_key(metrics: dict[str, Any] | None) -> tuple[float, float]:
+    """What the kept ("best") model maximises: the validation ``score``, then the task's
+    ``tie_break`` among equal scores (a saturated accuracy leaves nothing else to select on;
+    a task without one keeps the first model to reach a score)."""
+    if not metrics:
+        return (-math.inf, -math.inf)
+    return (metrics["score"], metrics.get("tie_break", -math.inf))
 
 
 def check_run_config(run_dir: str | Path, experiment: ExperimentConfig, *, derived: tuple[str, ...] = ()) -> None:
