@@ -171,10 +171,12 @@ def test_evaluate_a_real_model_reports_every_length_and_ponder_time(act):
         forced_char = result[f"teacher_forced/len{length}/char_accuracy"]
         assert 0.0 <= result[f"teacher_forced/len{length}/sequence_accuracy"] <= forced_char + 1e-9 <= 1.0 + 1e-9
         ponder = result[f"len{length}/encoder_ponder_time"]
+        decoder_ponder = result.get(f"teacher_forced/len{length}/decoder_ponder_time")
         if act:
             assert 1.0 <= ponder <= cfg.max_steps + 1.0
+            assert 1.0 <= decoder_ponder <= cfg.max_steps + 1.0
         else:
-            assert ponder == 3.0
+            assert ponder == 3.0 and decoder_ponder is None
 
 
 def test_tie_break_is_minus_the_teacher_forced_loss_in_float64():

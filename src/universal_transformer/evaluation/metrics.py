@@ -126,7 +126,8 @@ def teacher_forced_accuracy(
     ``eos_id``, ``early_eos_rate`` is the share of the positions before a target's end at
     which the argmax is that end (the mistake that stops a greedy decoding short). With
     ``ponder``, also the mean ``encoder_ponder_time``, read from the same pass (an ACT model
-    would otherwise take a second one, :func:`encoder_ponder_time`). ``loss`` is the mean
+    would otherwise take a second one, :func:`encoder_ponder_time`), and for an ACT decoder
+    its mean ``decoder_ponder_time`` given the true prefix. ``loss`` is the mean
     cross-entropy (nats) per labelled target position: it keeps ranking models once both
     accuracies are saturated."""
     model.eval()
@@ -135,6 +136,7 @@ def teacher_forced_accuracy(
     early_eos = before_end = 0
     nll = 0.0
     ponder_times: list[float] = []
+    decoder_ponder_times: list[float] = []
     for batch in batches:
         batch = batch.to(device)
         output = model(**batch.inputs())
@@ -145,6 +147,8 @@ def teacher_forced_accuracy(
         ponder_time = encoder_ponder_time(model, batch, output) if ponder else None
         if ponder_time is not None:
             ponder_times.append(ponder_time)
+        if ponder and getattr(model.config, "act", False) and "decoder" in output.halting:
+            decoder_ponder_times.append(float(output.halting["decoder"].ponder_cost))
         if eos_id is not None:
             inside = (batch.labels != pad_id) & (batch.labels != eos_id)
             early_eos += int((inside & (predicted == eos_id)).sum())
@@ -155,6 +159,8 @@ def teacher_forced_accuracy(
         result["early_eos_rate"] = early_eos / max(before_end, 1)
     if ponder_times:
         result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
+    if decoder_ponder_times:
+        result["decoder_ponder_time"] = sum(decoder_ponder_times) / len(decoder_ponder_times)
     return result
 
 
