@@ -490,6 +490,8 @@ register_table("algorithmic-mixed-lengths")(mixed_length_table)
 # One Copy UT's models after more training than validation can tell apart (results/algorithmic-longer).
 register_table("algorithmic-longer")(partial(model_rows_table, name="algorithmic-longer"))
 register_table("algorithmic-depth")(depth_table)
+# Copy UTs trained with other numbers of recurrent steps (results/algorithmic-trained-depth).
+register_table("algorithmic-trained-depth")(partial(model_rows_table, name="algorithmic-trained-depth"))
 register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(
