@@ -173,7 +173,7 @@ class Trainer:
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", self.cfg.keep_last)
         self.step = 0
         self.elapsed = 0.0
-        self.best: dict[str, Any] = {"score": -math.inf, "step": None, "metrics": None}
+        self.best: dict[str, Any] = {"step": None, "metrics": None}
         self.evals_since_best = 0
         self._writer = None
 
@@ -384,7 +384,7 @@ class Trainer:
             summary = ", ".join(f"{k}={v:.4f}" for k, v in metrics.items() if isinstance(v, float))
             print(f"step {self.step}: train_loss={record['train_loss']:.4f} {summary}", flush=True)
         if selection_key(metrics) > selection_key(self.best["metrics"]):
-            self.best = {"score": metrics["score"], "step": self.step, "metrics": metrics}
+            self.best = {"step": self.step, "metrics": metrics}
             self.evals_since_best = 0
             self.model.save_pretrained(self.run_dir / "best")
         else:
