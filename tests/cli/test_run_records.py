@@ -42,14 +42,27 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
 
     # Scoring a partial run's best model on test (what the lanes do at their deadline) keeps it
     # partial: the run's record as a time limit would have left it, best model and all.
-    stopped = RunRecord.load(run / "record.json").to_dict() | {"status": "time_limit", "steps": 20, "best_step": 16}
+    stopped = RunRecord.load(run / "record.json").to_dict() | {"status": "time_limit", "steps": 24, "best_step": 16}
     stopped["metrics"]["test"] = {}
     RunRecord.from_dict(stopped).save(run / "record.json")
     scored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
     assert scored.returncode == 0, scored.stderr
     record = RunRecord.load(results / f"{name}.json")
-    assert record.partial and record.steps == 20 and "len12/char_accuracy" in record.metrics["test"]
-    assert "partial: the best model at step 16 of a run stopped at step 20" in record.notes
+    assert record.partial and record.steps == 24 and "len12/char_accuracy" in record.metrics["test"]
+    assert "partial: the best model at step 16 of a run stopped at step 24" in record.notes
+
+    # A run killed mid-chunk has checkpoints newer than its last record: the re-scored record
+    # takes steps, wall time, best step and validation from the latest checkpoint, and says so.
+    behind = RunRecord.load(run / "record.json").to_dict() | {"steps": 8, "best_step": 4, "wall_time_seconds": 0.5}
+    behind["metrics"]["validation"] = {"score": -1.0}
+    RunRecord.from_dict(behind).save(run / "record.json")
+    scored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
+    assert scored.returncode == 0, scored.stderr
+    record = RunRecord.load(results / f"{name}.json")
+    assert record.partial and record.steps == 24 and record.best_step == summary["best_step"]
+    assert record.metrics["validation"] == summary["validation"] and record.wall_time_seconds > 0.5
+    assert any("went on after its last record (step 8)" in note for note in record.notes)
+    assert f"partial: the best model at step {summary['best_step']} of a run stopped at step 24" in record.notes
 
 
 def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, tiny_config):

@@ -220,7 +220,10 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     so far on test does not make it a finished run).
 
     Training facts (steps, wall time, validation) come from the run's own record, or from
-    its ``metrics.json`` / ``metrics.jsonl`` for runs older than records. ``parameters``
+    its ``metrics.json`` / ``metrics.jsonl`` for runs older than records. A run stopped
+    between records (killed mid-chunk) has a newer checkpoint than its record: then the
+    steps, wall time, best step and validation metrics are the checkpoint's, the config the
+    run's ``config.yaml``, and the record says so (the resume command is not known). ``parameters``
     (the evaluated model's count) fills in a record written before records had it. When
     the evaluated model is another one than the run's best (``model_dir``, e.g. averaged
     checkpoints), the other split's metrics are left out: they measured the best model.
@@ -232,6 +235,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     own_best = model_dir is None or Path(model_dir).resolve() == (run_dir / "best").resolve()
     if (run_dir / "record.json").is_file():
         old = RunRecord.load(run_dir / "record.json")
+        old = _brought_up_to_date(old, run_dir, experiment)
         notes = [*old.notes, f"{split} re-scored by: {command_line()}"]
         if old.partial:
             notes.append(f"partial: the best model at step {old.best_step} of a run stopped at step {old.steps}")
@@ -257,6 +261,32 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         notes=["training facts from metrics.jsonl (the run predates run records); machine = the re-scoring machine"],
         parameters=parameters,
     )
+
+
+def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
+    """``record`` with the training facts of the run's latest checkpoint when that is newer
+    (the trainer writes a record at the end of each chunk; a chunk killed after further
+    checkpoints leaves the record behind the run)."""
+    from ..evaluation.records import RunRecord
+    from ..training.checkpoint import CheckpointManager
+
+    latest = CheckpointManager(run_dir / "checkpoints").latest()
+    if latest is None:
+        return record
+    state = CheckpointManager(run_dir / "checkpoints").load(latest)
+    if state["step"] <= record.steps:
+        return record
+    best = state["best"]
+    return RunRecord.from_dict(record.to_dict() | {
+        "config": experiment.to_dict(),
+        "wall_time_seconds": round(float(state["elapsed"]), 1),
+        "steps": int(state["step"]),
+        "best_step": best["step"],
+        "metrics": {**record.metrics, "validation": {k: v for k, v in (best["metrics"] or {}).items() if v is not None}},
+        "status": "time_limit",
+        "notes": [*record.notes, f"training facts from {latest.relative_to(run_dir)}: the run went on after its "
+                  f"last record (step {record.steps}), by a command not recorded, with the config above"],
+    })
 
 
 def run_generate(args: argparse.Namespace) -> int:
