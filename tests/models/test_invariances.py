@@ -130,8 +130,8 @@ def test_greedy_generate_matches_uncached_loop(name):
             assert row[:stop].tolist() == ref[:stop].tolist()
 
 
-def test_position_offsets_shift_source_and_target_together(monkeypatch):
-    model = UniversalTransformer(small_config()).train()
+def _spy_positions(model, monkeypatch) -> dict:
+    """Stack name -> the position ids its last forward pass was given."""
     seen = {}
     for name in ("encoder", "decoder"):
         stack = getattr(model, name)
@@ -142,10 +142,30 @@ def test_position_offsets_shift_source_and_target_together(monkeypatch):
             return _original(h, **kwargs)
 
         monkeypatch.setattr(stack, "forward", spy)
+    return seen
+
+
+def test_position_offsets_shift_source_and_target_together(monkeypatch):
+    model = UniversalTransformer(small_config()).train()
+    seen = _spy_positions(model, monkeypatch)
     offsets = torch.tensor([0, 7, 50, 3])
     model(_tokens(4, 6), _tokens(4, 6), position_offset=offsets)
     assert torch.equal(seen["encoder"], seen["decoder"])  # same shift per example
     assert torch.equal(seen["encoder"], offsets[:, None] + torch.arange(6))
+
+
+def test_position_offsets_per_stack_shift_source_and_target_apart(monkeypatch):
+    model = UniversalTransformer(small_config()).eval()
+    seen = _spy_positions(model, monkeypatch)
+    src, tgt = _tokens(4, 6), _tokens(4, 5)
+    pairs = torch.tensor([[0, 9], [7, 7], [50, 1], [3, 30]])
+    apart = model(src, tgt, position_offset=pairs).logits
+    assert torch.equal(seen["encoder"], pairs[:, :1] + torch.arange(6))
+    assert torch.equal(seen["decoder"], pairs[:, 1:] + torch.arange(5))
+    # equal columns are the shared offset; unequal ones are not
+    shared = model(src, tgt, position_offset=pairs[:, 0]).logits
+    torch.testing.assert_close(apart[1], shared[1])
+    assert not torch.allclose(apart[0], shared[0])
 
 
 def test_forward_is_a_pure_function_of_inputs_and_weights():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import torch
@@ -165,6 +166,28 @@ def test_position_offsets_are_drawn_from_seed_and_step():
     assert 0 <= int(a.min()) and int(a.max()) <= 400 and a.unique().numel() > 20
     one = position_offsets(0, 5, 64, maximum=400, per="batch")
     assert one.unique().numel() == 1 and one.shape == (64,)
+    pair = position_offsets(0, 5, 64, maximum=400, per="stack")  # source, target apart
+    assert pair.shape == (64, 2) and torch.equal(pair, position_offsets(0, 5, 64, maximum=400, per="stack"))
+    assert 0 <= int(pair.min()) and int(pair.max()) <= 400 and (pair[:, 0] != pair[:, 1]).float().mean() > 0.9
+
+
+def test_offsets_per_stack_train_an_encoder_decoder_and_are_refused_by_one_stack(tmp_path):
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["train"].update(steps=3, eval_every=3, position_offset_per="stack")
+    trainer = Trainer(ExperimentConfig.from_dict(data, source="stack.yaml"), tmp_path / "ed", progress=False)
+    assert math.isfinite(trainer.train_step()["loss"])
+    model = trainer.model
+    from universal_transformer.data.batch import Seq2SeqBatch
+
+    batch = Seq2SeqBatch(src=torch.ones(2, 3, dtype=torch.long), tgt_in=torch.ones(2, 3, dtype=torch.long),
+                         labels=torch.ones(2, 3, dtype=torch.long), position_offset=torch.tensor([5, 6]))
+    summed = batch.with_position_offset(torch.tensor([[1, 2], [3, 4]])).position_offset
+    assert torch.equal(summed, torch.tensor([[6, 7], [9, 10]]))  # a task's own offset, then the trainer's
+    from universal_transformer.models import UTLanguageModel
+
+    lm = UTLanguageModel(model.config)
+    with pytest.raises(ValueError, match=r"shape \(2, 2\).*need an encoder-decoder"):
+        lm(torch.ones(2, 3, dtype=torch.long), position_offset=torch.tensor([[1, 2], [3, 4]]))
 
 
 def test_old_experiment_configs_still_load(tmp_path):

@@ -43,9 +43,15 @@ class Batch(ABC):
         return inputs
 
     def with_position_offset(self, offset: Tensor | None) -> "Batch":
-        """The batch with its positions shifted by ``offset [B]`` more (offsets add up)."""
+        """The batch with its positions shifted by ``offset`` more (offsets add up): ``[B]``,
+        or ``[B, 2]`` for separate source and target offsets of an encoder-decoder."""
         if offset is not None and self.position_offset is not None:
-            offset = self.position_offset + offset
+            old = self.position_offset
+            if old.dim() < offset.dim():
+                old = old.unsqueeze(-1)
+            elif offset.dim() < old.dim():
+                offset = offset.unsqueeze(-1)
+            offset = old + offset
         return replace(self, position_offset=offset)  # type: ignore[type-var]
 
     def select(self, rows: slice) -> "Batch":

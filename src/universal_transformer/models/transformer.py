@@ -50,10 +50,17 @@ class _UTBase(PretrainedModel):
         Random offsets are a training-time augmentation (the paper's Section 3.4): the
         trainer draws them and passes them in, so a forward pass is a pure function of
         its inputs and weights. An encoder-decoder shifts source and target of an
-        example by the same offset, so positions still align them.
+        example by the same offset, so positions still align them, unless it is given
+        separate ones (see :meth:`UniversalTransformer.forward`).
         """
         if offset is None:
             return None
+        if offset.dim() != 1:
+            raise ValueError(
+                f"position offsets of shape {tuple(offset.shape)}: a model with one stack takes one offset per "
+                "example [B] (separate source and target offsets, train.position_offset_per=stack, need an "
+                "encoder-decoder)"
+            )
         return offset.to(tokens.device).view(-1, 1) + torch.arange(tokens.shape[1], device=tokens.device)
 
     def _padding(self, tokens: Tensor) -> Tensor | None:
@@ -178,10 +185,14 @@ class UniversalTransformer(_UTBase):
         need_weights: bool = False,
         position_offset: Tensor | None = None,
     ) -> ModelOutput:
-        """``position_offset [B]`` shifts every position of an example (source and target alike)."""
-        enc = self.encode(src, need_weights=need_weights, position_offset=position_offset)
+        """``position_offset [B]`` shifts every position of an example (source and target alike);
+        ``[B, 2]`` shifts the source by column 0 and the target by column 1."""
+        src_offset = tgt_offset = position_offset
+        if position_offset is not None and position_offset.dim() == 2:
+            src_offset, tgt_offset = position_offset.unbind(-1)
+        enc = self.encode(src, need_weights=need_weights, position_offset=src_offset)
         logits, dec = self.decode(
-            tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=position_offset
+            tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=tgt_offset
         )
         return self._finish(logits, labels, {"encoder": enc, "decoder": dec}, label_smoothing)
 

@@ -52,8 +52,11 @@ class TrainConfig:
     time_limit: float | None = None
     threads: int | None = None
     # Random position offsets (the paper's Section 3.4): positions of a training example
-    # start at a random offset in 0..max_position_offset, drawn per example (or one per
-    # batch, as tensor2tensor does) from (seed, step).
+    # start at a random offset in 0..max_position_offset, drawn from (seed, step): one per
+    # example ("example"), one per batch ("batch"), or, for encoder-decoders, one per example
+    # for the source and another for the target ("stack": tensor2tensor draws a fresh start
+    # index at every call that adds the position signal, so its encoder and decoder never
+    # share one, and positions cannot align source and target).
     max_position_offset: int = 0
     position_offset_per: str = "example"
     # Execution choices that leave the model's function unchanged.
@@ -78,8 +81,10 @@ class TrainConfig:
             raise ConfigError(f"train.label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
         if not isinstance(self.max_position_offset, int) or self.max_position_offset < 0:
             raise ConfigError(f"train.max_position_offset must be an integer >= 0, got {self.max_position_offset!r}")
-        if self.position_offset_per not in ("example", "batch"):
-            raise ConfigError(f"train.position_offset_per must be 'example' or 'batch', got {self.position_offset_per!r}")
+        if self.position_offset_per not in ("example", "batch", "stack"):
+            raise ConfigError(
+                f"train.position_offset_per must be 'example', 'batch' or 'stack', got {self.position_offset_per!r}"
+            )
 
 
 @dataclass

@@ -115,9 +115,15 @@ def resolve_precision(cfg: TrainConfig, device: torch.device, d_model: int | Non
 
 
 def position_offsets(seed: int, step: int, size: int, *, maximum: int, per: str) -> torch.Tensor:
-    """Random position offsets ``[size]`` in ``0..maximum`` for the batch of ``step``: a pure
-    function of ``(seed, step)``, so resuming and data parallelism see the same ones."""
+    """Random position offsets in ``0..maximum`` for the batch of ``step``: a pure function of
+    ``(seed, step)``, so resuming and data parallelism see the same ones.
+
+    ``per="example"``: ``[size]``, one per example, shared by its source and target;
+    ``"batch"``: one for the whole batch; ``"stack"``: ``[size, 2]``, independent offsets for
+    the source (column 0) and the target (column 1) of each example."""
     gen = torch.Generator().manual_seed((seed * 1_000_003 + step) * 7 + 3)
+    if per == "stack":
+        return torch.randint(0, maximum + 1, (size, 2), generator=gen)
     draws = torch.randint(0, maximum + 1, (size if per == "example" else 1,), generator=gen)
     return draws.expand(size).contiguous()
 
