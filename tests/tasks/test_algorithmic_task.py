@@ -151,6 +151,15 @@ def test_evaluate_scores_per_length_against_a_direct_count():
             1 - forced_wrong / (40 * (length + 1)))
         early = int((src[:, 0] >= DIGIT0 + 7).sum())  # the forced pass ends those rows at their first digit
         assert result[f"teacher_forced/len{length}/early_eos_rate"] == pytest.approx(early / (40 * length))
+    # Where the wrong tokens are (length 9: ten labels, one per tenth): the early ends in the
+    # first tenth, the wrong last digits (label 8 of 10) in the ninth; length 3 (four labels)
+    # leaves tenths empty, so no such list.
+    src = torch.cat([b.src for b in task.eval_batches("validation", 9)])
+    expected = [0.0] * 10
+    expected[0] = float((src[:, 0] >= DIGIT0 + 7).sum()) / 40
+    expected[8] = float((src[:, 0] < DIGIT0 + 3).sum()) / 40
+    assert result["teacher_forced/len9/error_rate_by_tenth"] == pytest.approx(expected)
+    assert "teacher_forced/len3/error_rate_by_tenth" not in result
     seq = [result["len3/sequence_accuracy"], result["len9/sequence_accuracy"]]
     char = [result["len3/char_accuracy"], result["len9/char_accuracy"]]
     assert result["score"] == pytest.approx(sum(seq) / 2 + 1e-3 * sum(char) / 2)

@@ -441,6 +441,23 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     return _table(["task", "model", "steps at test", *(f"len {n}" for n in lengths)], rows)
 
 
+def error_position_table(records: list[RunRecord], *, names: tuple[str, ...], length: int) -> str:
+    """Where along the target the wrong tokens of a length-``length`` test set are: one row
+    per record of the families ``names`` that measured it (``teacher_forced/lenN/error_rate_by_tenth``,
+    :func:`~universal_transformer.evaluation.metrics.teacher_forced_accuracy`), the share of
+    wrong tokens in each tenth of the targets, teacher-forced, so that one mistake does not
+    hide the ones after it."""
+    key = f"teacher_forced/len{length}/error_rate_by_tenth"
+    runs = sorted((r for name in names for r in family(records, name, other_depths=True)
+                   if isinstance(r.metrics["test"].get(key), list)), key=lambda r: r.experiment)
+    if not runs:
+        return NO_RECORDS
+    header = ["record", *(f"{10 * i}-{10 * (i + 1)}%" for i in range(10)), "all"]
+    rows = [[r.experiment, *(fmt_accuracy(v, 3) for v in r.metrics["test"][key]),
+             fmt_accuracy(1 - r.metrics["test"][f"teacher_forced/len{length}/char_accuracy"], 3)] for r in runs]
+    return _table(header, rows)
+
+
 def _trained_depth(model: dict[str, Any]) -> str:
     """The recurrent steps a model was trained with (ACT: its step limit), read from the
     record's config as written (records outlive the config classes' keys)."""
@@ -492,6 +509,10 @@ register_table("algorithmic-longer")(partial(model_rows_table, name="algorithmic
 register_table("algorithmic-depth")(depth_table)
 # Copy UTs trained with other numbers of recurrent steps (results/algorithmic-trained-depth).
 register_table("algorithmic-trained-depth")(partial(model_rows_table, name="algorithmic-trained-depth"))
+# Where the wrong tokens of the length-400 test sets are, along the target (algorithmic-errors:
+# trained runs re-scored at length 400 alone to measure it).
+register_table("algorithmic-error-position")(partial(
+    error_position_table, names=("algorithmic", "algorithmic-offsets", "algorithmic-trained-depth", "algorithmic-errors"), length=400))
 register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(

@@ -129,7 +129,10 @@ def teacher_forced_accuracy(
     would otherwise take a second one, :func:`encoder_ponder_time`), and for an ACT decoder
     its mean ``decoder_ponder_time`` given the true prefix. ``loss`` is the mean
     cross-entropy (nats) per labelled target position: it keeps ranking models once both
-    accuracies are saturated."""
+    accuracies are saturated. ``error_rate_by_tenth`` says where along the targets the wrong
+    tokens are: position ``i`` of a target of ``m`` labels (its end of sequence included)
+    falls in tenth ``floor(10 i / m)``, and each entry is the share of wrong argmaxes among
+    the positions of that tenth (left out unless every tenth has positions)."""
     model.eval()
     device = next(model.parameters()).device
     counts = AccuracyCounts()
@@ -137,11 +140,17 @@ def teacher_forced_accuracy(
     nll = 0.0
     ponder_times: list[float] = []
     decoder_ponder_times: list[float] = []
+    tenth_wrong, tenth_total = torch.zeros(10, dtype=torch.long), torch.zeros(10, dtype=torch.long)
     for batch in batches:
         batch = batch.to(device)
         output = model(**batch.inputs())
         predicted = output.logits.argmax(-1)
         counts.update(predicted, batch.labels, pad_id)
+        labelled = batch.labels != pad_id
+        tenth = (10 * torch.arange(labelled.shape[1], device=device) // labelled.sum(1, keepdim=True).clamp(min=1))
+        tenth = tenth.clamp(max=9)[labelled].cpu()
+        tenth_total += torch.bincount(tenth, minlength=10)
+        tenth_wrong += torch.bincount(tenth[(predicted != batch.labels)[labelled].cpu()], minlength=10)
         nll += float(nn.functional.cross_entropy(
             output.logits.float().flatten(0, 1), batch.labels.flatten(), ignore_index=pad_id, reduction="sum"))
         ponder_time = encoder_ponder_time(model, batch, output) if ponder else None
@@ -155,6 +164,8 @@ def teacher_forced_accuracy(
             before_end += int(inside.sum())
     result = counts.as_dict()
     result["loss"] = nll / max(counts.tokens, 1)
+    if bool((tenth_total > 0).all()):
+        result["error_rate_by_tenth"] = (tenth_wrong / tenth_total).tolist()
     if eos_id is not None:
         result["early_eos_rate"] = early_eos / max(before_end, 1)
     if ponder_times:
