@@ -296,3 +296,23 @@ def test_test_sets_of_lengths_up_to_n_are_seeded_mixed_and_scored_both_ways():
     assert not any(key.startswith("upto") for key in task.evaluate(_Oracle(), "validation"))
     with pytest.raises(ConfigError, match="evaluation lengths must be positive"):
         _task(test_lengths_up_to=[0])
+
+
+@pytest.mark.parametrize("train_examples", [None, 500])
+def test_source_eos_ends_every_source_and_changes_nothing_else(train_examples):
+    plain = _task(task="reverse", train_examples=train_examples, eval_examples=30, test_lengths_up_to=[12])
+    ended = _task(task="reverse", train_examples=train_examples, eval_examples=30, test_lengths_up_to=[12],
+                  source_eos=True)
+    pairs = [(plain.train_batch(3, batch_tokens=256, max_batch_size=64), ended.train_batch(3, batch_tokens=256, max_batch_size=64)),
+             (plain.eval_batches("test", 7)[0], ended.eval_batches("test", 7)[0]),
+             (plain.eval_batches_up_to(12)[0], ended.eval_batches_up_to(12)[0])]
+    for a, b in pairs:
+        lengths = (a.src != PAD).sum(1)
+        assert torch.equal((b.src != PAD).sum(1), lengths + 1)
+        rows = torch.arange(len(lengths))
+        assert bool((b.src[rows, lengths] == EOS).all()) and not bool((a.src == EOS).any())
+        b_digits = b.src.clone()
+        b_digits[rows, lengths] = PAD
+        assert torch.equal(b_digits[:, : a.src.shape[1]], a.src)  # the same digits, drawn the same way
+        assert torch.equal(a.labels, b.labels) and torch.equal(a.tgt_in, b.tgt_in)
+    assert ended.encode_text("123").tolist()[0][-1] == EOS and plain.encode_text("123").tolist()[0][-1] != EOS

@@ -48,6 +48,11 @@ class AlgorithmicOptions(TaskOptions):
     # training range (tensor2tensor's algorithmic problems generate 100,000 this way;
     # duplicates among the shortest lengths are kept, as there); batches sample from it.
     train_examples: int | None = None
+    # End every source with the end-of-sequence token, as tensor2tensor's algorithmic problems
+    # do (their generator appends EOS to every feature, inputs included): the decoder can then
+    # find the end of the input by what is there, not by where positions run out. False keeps
+    # the sources of the runs recorded before this option.
+    source_eos: bool = False
 
     def __post_init__(self) -> None:
         if self.train_examples is not None and int(self.train_examples) < 1:
@@ -99,7 +104,7 @@ class AlgorithmicTask(Task):
         if self.options.train_examples is not None:
             return collate(self._sample_pool(bottom, top, size, gen))
         lengths = torch.randint(bottom, top + 1, (size,), generator=gen).tolist()
-        return collate([make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in lengths])
+        return collate([self._example(n, gen) for n in lengths])
 
     def training_set(self) -> list[tuple[list[int], list[int]]]:
         """The fixed training examples (``train_examples``), sorted by length; drawn once from the seed."""
@@ -109,9 +114,15 @@ class AlgorithmicTask(Task):
             gen = torch.Generator().manual_seed(7_777_777 + 104_729 * self.seed)
             lengths = torch.randint(self.min_length, self.max_length + 1, (int(self.options.train_examples),), generator=gen)
             ordered = sorted(lengths.tolist())
-            pairs = [make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in ordered]
+            pairs = [self._example(n, gen) for n in ordered]
             self._pool = (pairs, ordered)
         return self._pool[0]
+
+    def _example(self, length: int, gen: torch.Generator) -> tuple[list[int], list[int]]:
+        """One (source, target) pair of ``length`` (:func:`make_example`), the source ended by EOS
+        with ``source_eos``."""
+        source, target = make_example(self.task, length, gen, little_endian=self.options.little_endian)
+        return (source + [EOS] if self.options.source_eos else source), target
 
     def _sample_pool(self, bottom: int, top: int, size: int, gen: torch.Generator) -> list[tuple[list[int], list[int]]]:
         """``size`` examples of the training set with lengths in ``bottom..top`` (uniformly over
@@ -129,7 +140,7 @@ class AlgorithmicTask(Task):
         """Fixed evaluation sets: ``eval_examples`` examples of exactly ``length``, seeded by split and length."""
         offset = {"validation": 1, "test": 2}[split]
         gen = torch.Generator().manual_seed(1_000_003 * offset + length + 7919 * self.seed)
-        pairs = [make_example(self.task, length, gen, little_endian=self.options.little_endian) for _ in range(self.eval_examples)]
+        pairs = [self._example(length, gen) for _ in range(self.eval_examples)]
         return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
 
     def eval_batches_up_to(self, length: int) -> list[Seq2SeqBatch]:
@@ -137,7 +148,7 @@ class AlgorithmicTask(Task):
         1..``length``, seeded by the length, sorted by length so that a batch pads little."""
         gen = torch.Generator().manual_seed(3_000_017 + length + 7919 * self.seed)
         lengths = sorted(torch.randint(1, length + 1, (self.eval_examples,), generator=gen).tolist())
-        pairs = [make_example(self.task, n, gen, little_endian=self.options.little_endian) for n in lengths]
+        pairs = [self._example(n, gen) for n in lengths]
         return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
 
     @staticmethod
@@ -209,7 +220,7 @@ class AlgorithmicTask(Task):
         return [plot_cross_attention(model, batch, f"{prefix}-len{length}-attention.png")]
 
     def encode_text(self, text: str) -> Tensor:
-        return torch.tensor([text_to_tokens(text.strip())])
+        return torch.tensor([text_to_tokens(text.strip()) + ([EOS] if self.options.source_eos else [])])
 
     def decode_tokens(self, tokens: list[int]) -> str:
         return tokens_to_text(tokens)
