@@ -77,3 +77,44 @@ def test_random_batches_accumulate_like_the_direct_count():
 def test_empty_counts_read_zero():
     assert AccuracyCounts().char_accuracy == 0.0 and AccuracyCounts().sequence_accuracy == 0.0
 
+
+
+class _Fixed(torch.nn.Module):
+    """Teacher-forced logits that put the argmax on given tokens."""
+
+    def __init__(self, predicted: torch.Tensor, vocab: int = 8) -> None:
+        super().__init__()
+        self.predicted, self.vocab = predicted, vocab
+        self.config = type("Config", (), {"act": False})()
+        self.dummy = torch.nn.Parameter(torch.zeros(()))
+
+    def forward(self, src, tgt_in):
+        return type("Output", (), {"logits": torch.nn.functional.one_hot(self.predicted, self.vocab).float(),
+                                   "halting": {}})()
+
+
+def test_teacher_forced_ends_and_tenths_against_a_hand_count():
+    from universal_transformer.data.batch import Seq2SeqBatch
+    from universal_transformer.evaluation.metrics import teacher_forced_accuracy
+
+    pad, eos = 0, 2
+    labels = torch.tensor([[5, 6, 7, 5, 6, 7, 5, 6, 7, eos],   # all right
+                           [5, 6, 7, 5, 6, 7, 5, 6, 7, eos],   # digits right, runs on past the end
+                           [5, 6, 7, 5, 6, 7, 5, 6, 7, eos],   # ends early at label 3, then right
+                           [5, 6, 7, 5, eos, pad, pad, pad, pad, pad]])  # first digit wrong
+    predicted = labels.clone()
+    predicted[1, 9] = 5
+    predicted[2, 3] = eos
+    predicted[3, 0] = 6
+    predicted[3, 5:] = 4  # padding: whatever is predicted there does not count
+    batch = Seq2SeqBatch(src=torch.ones(4, 3, dtype=torch.long), tgt_in=torch.ones(4, 10, dtype=torch.long),
+                         labels=labels, ignore_index=pad)
+    result = teacher_forced_accuracy(_Fixed(predicted), [batch], pad, eos_id=eos)
+    assert result["end_accuracy"] == 3 / 4
+    assert result["sequence_accuracy_before_end"] == 2 / 4  # rows 0 and 1
+    assert result["sequence_accuracy"] == 1 / 4
+    assert result["early_eos_rate"] == 1 / (9 + 9 + 9 + 4)
+    # tenths: rows of ten labels put label i in tenth i; the five labels of row 3 in tenths 0, 2, 4, 6, 8
+    wrong = [1, 0, 0, 1, 0, 0, 0, 0, 0, 1]  # row 3's label 0, row 2's label 3, row 1's end
+    total = [4, 3, 4, 3, 4, 3, 4, 3, 4, 3]
+    assert result["error_rate_by_tenth"] == pytest.approx([w / t for w, t in zip(wrong, total)])

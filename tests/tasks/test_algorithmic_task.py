@@ -151,6 +151,9 @@ def test_evaluate_scores_per_length_against_a_direct_count():
             1 - forced_wrong / (40 * (length + 1)))
         early = int((src[:, 0] >= DIGIT0 + 7).sum())  # the forced pass ends those rows at their first digit
         assert result[f"teacher_forced/len{length}/early_eos_rate"] == pytest.approx(early / (40 * length))
+        # every end is predicted where it is; the rows' wrong digits are all before it
+        assert result[f"teacher_forced/len{length}/end_accuracy"] == 1.0
+        assert result[f"teacher_forced/len{length}/sequence_accuracy_before_end"] == pytest.approx(1 - forced_wrong / 40)
     # Where the wrong tokens are (length 9: ten labels, one per tenth): the early ends in the
     # first tenth, the wrong last digits (label 8 of 10) in the ninth; length 3 (four labels)
     # leaves tenths empty, so no such list.

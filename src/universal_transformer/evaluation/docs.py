@@ -512,7 +512,11 @@ register_table("algorithmic-trained-depth")(partial(model_rows_table, name="algo
 # Where the wrong tokens of the length-400 test sets are, along the target (algorithmic-errors:
 # trained runs re-scored at length 400 alone to measure it).
 register_table("algorithmic-error-position")(partial(
-    error_position_table, names=("algorithmic", "algorithmic-offsets", "algorithmic-trained-depth", "algorithmic-errors"), length=400))
+    error_position_table, names=("algorithmic", "algorithmic-offsets", "algorithmic-trained-depth", "algorithmic-errors",
+                                 "algorithmic-source-eos"), length=400))
+# Runs whose sources end with EOS (task.source_eos), and runs with source and target offsets apart.
+register_table("algorithmic-source-eos")(partial(model_rows_table, name="algorithmic-source-eos"))
+register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmic-offsets"))
 register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(

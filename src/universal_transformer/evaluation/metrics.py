@@ -124,7 +124,11 @@ def teacher_forced_accuracy(
     A model can score well here and still fail to decode: one wrong token (an early
     end-of-sequence, say) derails a greedy decoding but costs one position here. With
     ``eos_id``, ``early_eos_rate`` is the share of the positions before a target's end at
-    which the argmax is that end (the mistake that stops a greedy decoding short). With
+    which the argmax is that end (the mistake that stops a greedy decoding short),
+    ``end_accuracy`` the share of targets whose end is predicted where it is (the mistake
+    that runs a decoding on past it), and ``sequence_accuracy_before_end`` the share whose
+    every label before the end is right: together they say which of the two ends a
+    sequence's chances. With
     ``ponder``, also the mean ``encoder_ponder_time``, read from the same pass (an ACT model
     would otherwise take a second one, :func:`encoder_ponder_time`), and for an ACT decoder
     its mean ``decoder_ponder_time`` given the true prefix. ``loss`` is the mean
@@ -136,7 +140,7 @@ def teacher_forced_accuracy(
     model.eval()
     device = next(model.parameters()).device
     counts = AccuracyCounts()
-    early_eos = before_end = 0
+    early_eos = before_end = ends = ends_right = rows = rows_right_before_end = 0
     nll = 0.0
     ponder_times: list[float] = []
     decoder_ponder_times: list[float] = []
@@ -162,12 +166,19 @@ def teacher_forced_accuracy(
             inside = (batch.labels != pad_id) & (batch.labels != eos_id)
             early_eos += int((inside & (predicted == eos_id)).sum())
             before_end += int(inside.sum())
+            end = batch.labels == eos_id
+            ends += int(end.sum())
+            ends_right += int((end & (predicted == eos_id)).sum())
+            rows += len(batch.labels)
+            rows_right_before_end += int(((predicted == batch.labels) | ~inside).all(1).sum())
     result = counts.as_dict()
     result["loss"] = nll / max(counts.tokens, 1)
     if bool((tenth_total > 0).all()):
         result["error_rate_by_tenth"] = (tenth_wrong / tenth_total).tolist()
     if eos_id is not None:
         result["early_eos_rate"] = early_eos / max(before_end, 1)
+        result["end_accuracy"] = ends_right / max(ends, 1)
+        result["sequence_accuracy_before_end"] = rows_right_before_end / max(rows, 1)
     if ponder_times:
         result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
     if decoder_ponder_times:
