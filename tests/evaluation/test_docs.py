@@ -118,14 +118,16 @@ def test_error_position_table_lists_the_records_that_measured_it():
     tenths = [0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.125]
     measured = _algorithmic("copy", "UT", 0.9, 0.0)
     measured.metrics["test"].update({"teacher_forced/len400/error_rate_by_tenth": tenths,
-                                     "teacher_forced/len400/char_accuracy": 0.9})
+                                     "teacher_forced/len400/char_accuracy": 0.9,
+                                     "teacher_forced/len400/end_accuracy": 0.25,
+                                     "teacher_forced/len400/sequence_accuracy_before_end": 0.5})
     other = _algorithmic("copy", "UT", 0.8, 0.0, family="algorithmic-offsets")
     other.metrics["test"]["teacher_forced/len400/error_rate_by_tenth"] = [0.0] * 10
     other.metrics["test"]["teacher_forced/len400/char_accuracy"] = 1.0
     table = TABLES["algorithmic-error-position"]([measured, other, _algorithmic("reverse", "UT", 0.1, 0.0)])
     assert table.splitlines()[2:] == [
-        "| algorithmic-offsets/copy-UT | " + "0.000 | " * 10 + "0.000 |",
-        "| algorithmic/copy-UT | 0.500 | 0.250 | " + "0.000 | " * 7 + "0.125 | 0.100 |",
+        "| algorithmic-offsets/copy-UT | " + "0.000 | " * 10 + "0.000 | - | - |",  # measured before the ends were
+        "| algorithmic/copy-UT | 0.500 | 0.250 | " + "0.000 | " * 7 + "0.125 | 0.100 | 0.25 | 0.50 |",
     ]  # the record without the measurement is left out
     assert TABLES["algorithmic-error-position"]([]) == docs.NO_RECORDS
 

@@ -446,15 +446,19 @@ def error_position_table(records: list[RunRecord], *, names: tuple[str, ...], le
     per record of the families ``names`` that measured it (``teacher_forced/lenN/error_rate_by_tenth``,
     :func:`~universal_transformer.evaluation.metrics.teacher_forced_accuracy`), the share of
     wrong tokens in each tenth of the targets, teacher-forced, so that one mistake does not
-    hide the ones after it."""
+    hide the ones after it, and in all; then the share of targets whose end of sequence is
+    predicted where it is, and of those whose every label before it is right."""
     key = f"teacher_forced/len{length}/error_rate_by_tenth"
     runs = sorted((r for name in names for r in family(records, name, other_depths=True)
                    if isinstance(r.metrics["test"].get(key), list)), key=lambda r: r.experiment)
     if not runs:
         return NO_RECORDS
-    header = ["record", *(f"{10 * i}-{10 * (i + 1)}%" for i in range(10)), "all"]
+    header = ["record", *(f"{10 * i}-{10 * (i + 1)}%" for i in range(10)), "all", "end right", "right before end"]
+    forced = f"teacher_forced/len{length}/"
     rows = [[r.experiment, *(fmt_accuracy(v, 3) for v in r.metrics["test"][key]),
-             fmt_accuracy(1 - r.metrics["test"][f"teacher_forced/len{length}/char_accuracy"], 3)] for r in runs]
+             fmt_accuracy(1 - r.metrics["test"][forced + "char_accuracy"], 3),
+             fmt_accuracy(r.metrics["test"].get(forced + "end_accuracy")),
+             fmt_accuracy(r.metrics["test"].get(forced + "sequence_accuracy_before_end"))] for r in runs]
     return _table(header, rows)
 
 
