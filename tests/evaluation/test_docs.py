@@ -125,6 +125,12 @@ def test_error_position_table_lists_the_records_that_measured_it():
     other.metrics["test"]["teacher_forced/len400/error_rate_by_tenth"] = [0.0] * 10
     other.metrics["test"]["teacher_forced/len400/char_accuracy"] = 1.0
     table = TABLES["algorithmic-error-position"]([measured, other, _algorithmic("reverse", "UT", 0.1, 0.0)])
+    again = _algorithmic("copy", "UT", 0.8, 0.0, family="algorithmic-source-eos", command="ut train a")
+    again.metrics["test"].update(other.metrics["test"])
+    rescored = _algorithmic("copy", "UT", 0.8, 0.0, family="algorithmic-errors", command="ut train a")
+    rescored.metrics["test"].update(measured.metrics["test"])
+    shown = TABLES["algorithmic-error-position"]([again, rescored]).splitlines()[2:]
+    assert len(shown) == 1 and shown[0].startswith("| algorithmic-errors/copy-UT |")  # the re-score only
     assert table.splitlines()[2:] == [
         "| algorithmic-offsets/copy-UT | " + "0.000 | " * 10 + "0.000 | - | - |",  # measured before the ends were
         "| algorithmic/copy-UT | 0.500 | 0.250 | " + "0.000 | " * 7 + "0.125 | 0.100 | 0.25 | 0.50 |",

@@ -441,16 +441,21 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     return _table(["task", "model", "steps at test", *(f"len {n}" for n in lengths)], rows)
 
 
-def error_position_table(records: list[RunRecord], *, names: tuple[str, ...], length: int) -> str:
+def error_position_table(records: list[RunRecord], *, names: tuple[str, ...], length: int,
+                         rescored: str | None = None) -> str:
     """Where along the target the wrong tokens of a length-``length`` test set are: one row
     per record of the families ``names`` that measured it (``teacher_forced/lenN/error_rate_by_tenth``,
     :func:`~universal_transformer.evaluation.metrics.teacher_forced_accuracy`), the share of
     wrong tokens in each tenth of the targets, teacher-forced, so that one mistake does not
     hide the ones after it, and in all; then the share of targets whose end of sequence is
-    predicted where it is, and of those whose every label before it is right."""
+    predicted where it is, and of those whose every label before it is right. A run that
+    the family ``rescored`` re-scores (same command and seeds) shows only there."""
     key = f"teacher_forced/len{length}/error_rate_by_tenth"
-    runs = sorted((r for name in names for r in family(records, name, other_depths=True)
-                   if isinstance(r.metrics["test"].get(key), list)), key=lambda r: r.experiment)
+    runs = [r for name in names for r in family(records, name, other_depths=True)
+            if isinstance(r.metrics["test"].get(key), list)]
+    again = {(r.command, tuple(r.seeds)) for r in family(records, rescored or "", other_depths=True)}
+    runs = sorted((r for r in runs if rescored is not None and r.experiment.startswith(rescored + "/")
+                   or (r.command, tuple(r.seeds)) not in again), key=lambda r: r.experiment)
     if not runs:
         return NO_RECORDS
     header = ["record", *(f"{10 * i}-{10 * (i + 1)}%" for i in range(10)), "all", "end right", "right before end"]
@@ -517,7 +522,7 @@ register_table("algorithmic-trained-depth")(partial(model_rows_table, name="algo
 # trained runs re-scored at length 400 alone to measure it).
 register_table("algorithmic-error-position")(partial(
     error_position_table, names=("algorithmic", "algorithmic-offsets", "algorithmic-trained-depth", "algorithmic-errors",
-                                 "algorithmic-source-eos"), length=400))
+                                 "algorithmic-source-eos"), length=400, rescored="algorithmic-errors"))
 # Runs whose sources end with EOS (task.source_eos), and runs with source and target offsets apart.
 register_table("algorithmic-source-eos")(partial(model_rows_table, name="algorithmic-source-eos"))
 register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmic-offsets"))
