@@ -270,10 +270,11 @@ def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
     from ..evaluation.records import RunRecord
     from ..training.checkpoint import CheckpointManager
 
-    latest = CheckpointManager(run_dir / "checkpoints").latest()
+    checkpoints = CheckpointManager(run_dir / "checkpoints")
+    latest = checkpoints.latest()
     if latest is None:
         return record
-    state = CheckpointManager(run_dir / "checkpoints").load(latest)
+    state = checkpoints.load(latest)
     if state["step"] <= record.steps:
         return record
     best = state["best"]

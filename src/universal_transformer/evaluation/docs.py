@@ -453,9 +453,10 @@ def error_position_table(records: list[RunRecord], *, names: tuple[str, ...], le
     key = f"teacher_forced/len{length}/error_rate_by_tenth"
     runs = [r for name in names for r in family(records, name, other_depths=True)
             if isinstance(r.metrics["test"].get(key), list)]
-    again = {(r.command, tuple(r.seeds)) for r in family(records, rescored or "", other_depths=True)}
-    runs = sorted((r for r in runs if rescored is not None and r.experiment.startswith(rescored + "/")
-                   or (r.command, tuple(r.seeds)) not in again), key=lambda r: r.experiment)
+    if rescored is not None:  # keep the re-score, drop the run's own record
+        again = {(r.command, tuple(r.seeds)) for r in family(records, rescored, other_depths=True)}
+        runs = [r for r in runs if r.experiment.startswith(rescored + "/") or (r.command, tuple(r.seeds)) not in again]
+    runs.sort(key=lambda r: r.experiment)
     if not runs:
         return NO_RECORDS
     header = ["record", *(f"{10 * i}-{10 * (i + 1)}%" for i in range(10)), "all", "end right", "right before end"]
