@@ -1,7 +1,8 @@
 """The algorithmic tasks of the paper's Section 3.4 (Copy, Reverse, Addition), generated from a seed.
 
 Tokens: ``0`` padding, ``1`` begin-of-sequence, ``2`` end-of-sequence, ``3..12`` the digits
-0-9, ``13`` the ``+`` separating Addition's operands. Sources carry no special tokens;
+0-9, ``13`` the ``+`` separating Addition's operands. Sources here carry no special tokens
+(the task's ``source_eos`` option ends them with end-of-sequence, as tensor2tensor does);
 targets end with end-of-sequence.
 """
 
