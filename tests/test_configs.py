@@ -11,7 +11,9 @@ from universal_transformer.registry import build_task
 from universal_transformer.training.config import load_experiment
 from universal_transformer.training.trainer import build_model
 
-CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs").glob("**/*.yaml"))
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted((ROOT / "configs").glob("**/*.yaml"))
+GRIDS = sorted((ROOT / "configs").glob("**/*.grid"))
 CHEAP_TASKS = {"algorithmic", "lte"}  # built from a seed, no data files to read
 
 
@@ -24,6 +26,28 @@ def test_config_loads_without_deprecated_keys(path):
         task = build_task(experiment.task, seed=0)
         model = build_model(experiment, task)
         assert model.num_parameters() > 0
+
+
+def _grid_runs(path: Path) -> list[tuple[str, str, list[str]]]:
+    """(NAME, CONFIG, overrides) per run of a grid file, read as scripts/grid.sh reads it."""
+    runs = []
+    for line in path.read_text().splitlines():
+        fields = line.split("#", 1)[0].split()
+        if fields:
+            assert len(fields) >= 2, f"{path}: expected 'NAME CONFIG [KEY=VALUE ...]', got {line!r}"
+            runs.append((fields[0], fields[1], fields[2:]))
+    return runs
+
+
+@pytest.mark.parametrize("path", GRIDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_run_of_a_grid_loads_with_its_overrides(path):
+    runs = _grid_runs(path)
+    assert runs, f"{path} names no runs"
+    names = [name for name, _, _ in runs]
+    assert len(set(names)) == len(names), f"{path}: a run name appears twice"
+    for name, config, overrides in runs:
+        experiment = load_experiment(ROOT / config, overrides)  # a mistyped key or value fails here
+        assert experiment.task.name, name
 
 
 def test_lstm_accepts_position_offsets_and_ignores_them():
