@@ -16,7 +16,7 @@
 # Set UT to the `ut` executable when it is not on PATH. Set SET to config overrides for every
 # chunk and the final evaluation (e.g. SET="task.source_eos=false" to resume a run trained
 # before a config changed; space-separated KEY=VALUE pairs, each passed as --set). Set DEADLINE (anything GNU `date -d`
-# reads, e.g. "19:10"; a bare time of day already past today means tomorrow) to stop training
+# reads, e.g. "19:10"; a bare time of day more than 12 hours past means tomorrow) to stop training
 # by then: each chunk's time limit is cut to the time left (a run that finishes in that chunk
 # still runs its final test evaluation after it), no chunk starts with less than two minutes
 # to go, and the script then exits with status 3.
@@ -50,8 +50,10 @@ fi
 deadline=
 if [ -n "${DEADLINE:-}" ]; then
   deadline=$(date -d "$DEADLINE" +%s) || exit 2
-  # A bare time of day already past today (a session that runs over midnight) means tomorrow.
-  if (( deadline <= $(date +%s) )) && [[ $DEADLINE =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then
+  # A bare time of day more than 12 hours past (a session that runs over midnight: "00:35" at
+  # 22:30) means tomorrow; one that passed less than 12 hours ago has passed (a queue chained
+  # after another that ran to the same DEADLINE must not run on until tomorrow).
+  if (( deadline <= $(date +%s) - 43200 )) && [[ $DEADLINE =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then
     deadline=$(date -d "tomorrow $DEADLINE" +%s) || exit 2
   fi
   if (( deadline <= $(date +%s) )); then

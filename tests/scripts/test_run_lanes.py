@@ -65,12 +65,16 @@ def test_deadline_passed_or_near_starts_nothing(tmp_path):
     assert "DEADLINE" in (tmp_path / "runs" / "a.log").read_text()
 
 
-def test_a_time_of_day_already_past_means_tomorrow(tmp_path):
+def test_a_time_of_day_long_past_means_tomorrow_and_one_just_past_has_passed(tmp_path):
     # a session that starts at 22:30 and must stop at "00:35" runs over midnight
-    earlier = time.strftime("%H:%M", time.localtime(time.time() - 120))
-    result, events = _run(tmp_path, ["a"], DEADLINE=earlier)
+    long_ago = time.strftime("%H:%M", time.localtime(time.time() - 13 * 3600))
+    result, events = _run(tmp_path, ["a"], DEADLINE=long_ago)
     assert result.returncode == 0, result.stderr
     assert set(events) == {"a"}
+    # a queue chained after one that ran to "14:50" starts at 14:51: it must not run till tomorrow
+    just_past = time.strftime("%H:%M", time.localtime(time.time() - 120))
+    late, events = _run(tmp_path, ["b"], DEADLINE=just_past)
+    assert late.returncode == 2 and "has passed" in late.stderr and events == {}
 
 
 def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(tmp_path):
