@@ -348,6 +348,17 @@ def test_babi_tables_best_seed_per_group_and_partial():
     assert TABLES["babi"]([]) == docs.NO_RECORDS
 
 
+def test_babi_ponder_figure_one_line_per_column_with_two_tasks(tmp_path):
+    records = [
+        _babi("babi/en/joint", 0, -5.0, {1: 0.0, 2: 30.0, 3: 40.0}),  # ponder 3, 4, 5 (_babi)
+        _babi("babi/en/single/task1", 0, -1.0, {1: 0.0}),  # one point: no line of its own
+    ]
+    assert docs.FIGURES["babi-ponder"](records, tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    assert not docs.FIGURES["babi-ponder"](records[1:], tmp_path / "q.png")
+    assert not (tmp_path / "q.png").exists()
+
+
 def test_babi_seeds_table_mean_and_std_over_seeds():
     records = [
         _babi("babi/en/ut/task1", 0, -3.0, {1: 0.5}),
@@ -359,6 +370,12 @@ def test_babi_seeds_table_mean_and_std_over_seeds():
         _babi("babi/en/joint", 1, -5.0, {1: 1.0, 2: 20.0}),
         _babi("babi/en/one-seed/task1", 0, -1.0, {1: 9.0}),  # one seed per task: no column
     ]
+    # Seeds recorded apart, as ut sweep lays them out (SETTING/seed-N/taskN), share the column.
+    apart = [_babi("babi/en/ut/task1", 0, -3.0, {1: 0.5}), _babi("babi/en/ut/seed-1/task1", 1, -1.0, {1: 2.0}),
+             _babi("babi/en/joint", 0, -5.0, {1: 0.0}), _babi("babi/en/joint/seed-1", 1, -5.0, {1: 1.0})]
+    assert TABLES["babi-seeds"](apart).split("\n")[:3] == [
+        "| task | en/ut | en/joint |", "|---|---|---|", "| 1 | 1.2 ± 1.1 (2) | 0.5 ± 0.7 (2) |"]
+    assert list(docs.babi_columns(apart)) == ["en/ut", "en/joint"]
     assert TABLES["babi-seeds"](records) == "\n".join([
         "| task | en/ut | en/joint |",
         "|---|---|---|",
@@ -627,7 +644,8 @@ def test_length_curves_and_their_figure(tmp_path):
     assert not (tmp_path / "c.png").exists()
     written = docs.update_figures(tmp_path / "figures", records)
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
-                       "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None}
+                       "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
+                       "babi-ponder": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
 

@@ -34,7 +34,8 @@ from ..data.lte import PROGRAM_OPERATIONS
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import (
-    best_of_seeds, error_table, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
+    best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, role_ponder, role_ponder_table, run_tasks,
+    runs_table, seeds_table,
 )
 from .records import RunRecord
 
@@ -658,9 +659,11 @@ def babi_summary(record: RunRecord) -> dict[str, Any]:
 
 
 def babi_group(experiment: str) -> str:
-    """The column of a bAbI experiment: its name without ``babi/`` and a trailing ``/taskN``
-    (the seeds and tasks of one setting share a column; a joint run is its own)."""
-    return re.sub(r"/task\d+$", "", experiment.removeprefix("babi/"))
+    """The column of a bAbI experiment: its name without ``babi/``, a trailing ``/taskN`` and a
+    ``/seed-N`` folder (``ut sweep``'s layout: ``.../seed-1/task2`` is seed 1 of the setting's
+    task 2), so the seeds and tasks of one setting share a column; a joint run is its own."""
+    name = re.sub(r"/task\d+$", "", experiment.removeprefix("babi/"))
+    return re.sub(r"/seed-\d+(?=/|$)", "", name)
 
 
 def _babi_runs(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
@@ -772,6 +775,23 @@ def _ponder_study_figure(records: list[RunRecord], out: Path) -> bool:
 
 
 FIGURES["babi-ponder-study"] = _ponder_study_figure
+
+
+def _babi_ponder_figure(records: list[RunRecord], out: Path) -> bool:
+    """Mean test ponder time against the number of supporting facts (tasks 1, 2, 3) for each
+    column of the bAbI table that has it for two of them or more (the joint models, the
+    single-task models), beside the paper's 2.3 / 3.1 / 3.8."""
+    curves = {name: points for name, column in babi_columns(records).items()
+              if len(points := ponder_by_supporting_facts(column)) > 1}
+    if not curves:
+        return False
+    from ..visualisation.babi import plot_ponder_by_facts  # matplotlib only when drawing
+
+    plot_ponder_by_facts(curves, out, paper=PAPER_PONDER)
+    return True
+
+
+FIGURES["babi-ponder"] = _babi_ponder_figure
 
 
 # Language modelling (the paper's Sections 3.2 and 3.3): Penn Treebank perplexity, subject-verb
