@@ -31,6 +31,9 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert record.metrics["test"]["len12/char_accuracy"] == summary["test"]["len12/char_accuracy"]
     assert RunRecord.load(run / "record.json").to_dict() == record.to_dict()
     assert record.parameters == PretrainedModel.from_pretrained(run / "best").num_parameters()
+    logged = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in record.history] == sorted({line["step"] for line in logged})  # the validation curve
+    assert record.history[-1]["score"] == logged[-1]["score"]
 
     rescored = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]",
                       "--record", "algorithmic/tiny-ut-len5", "--results", str(results))
@@ -38,7 +41,7 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     again = RunRecord.load(results / "algorithmic/tiny-ut-len5.json")
     assert again.status == "rescored" and again.steps == 24 and "len5/char_accuracy" in again.metrics["test"]
     assert again.metrics["validation"] == record.metrics["validation"]
-    assert again.parameters == record.parameters
+    assert again.parameters == record.parameters and again.history == record.history
 
     # Scoring a partial run's best model on test (what the lanes do at their deadline) keeps it
     # partial: the run's record as a time limit would have left it, best model and all.
@@ -55,6 +58,7 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     # takes steps, wall time, best step and validation from the latest checkpoint, and says so.
     behind = RunRecord.load(run / "record.json").to_dict() | {"steps": 8, "best_step": 4, "wall_time_seconds": 0.5}
     behind["metrics"]["validation"] = {"score": -1.0}
+    behind.pop("history")  # as a record written before histories: the re-scored one reads the log
     RunRecord.from_dict(behind).save(run / "record.json")
     scored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
     assert scored.returncode == 0, scored.stderr
@@ -62,6 +66,7 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert record.partial and record.steps == 24 and record.best_step == summary["best_step"]
     assert record.metrics["validation"] == summary["validation"] and record.wall_time_seconds > 0.5
     assert any("went on after its last record (step 8)" in note for note in record.notes)
+    assert record.history == RunRecord.load(results / "algorithmic/tiny-ut-len5.json").history
     assert f"partial: the best model at step {summary['best_step']} of a run stopped at step 24" in record.notes
 
 

@@ -733,3 +733,21 @@ def test_ponder_study_table_and_figure(tmp_path):
     assert docs.FIGURES["babi-ponder-study"](records, tmp_path / "p.png")  # t2t has two tasks: a line
     assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
     assert not docs.FIGURES["babi-ponder-study"](records[:1], tmp_path / "q.png")  # one point per setting: no line
+
+
+def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
+    history = [{"step": step, "mean_error": 40.0 / k, "ponder_supporting": 2.0 + 1 / k, "ponder_other": 2.0,
+                "ponder_question": 3.0} for k, step in enumerate((1000, 1500, 2000, 2500), start=1)]
+    records = [
+        make_record("babi/en/joint", task={"name": "babi"}, history=history),
+        make_record("babi/en/single/task1", task={"name": "babi"}, history=history),  # single task: left out
+        make_record("babi/en/old-joint", task={"name": "babi"}),  # no history: left out
+    ]
+    assert TABLES["babi-joint-history"](records) == "\n".join([
+        "| model | step | validation error % | supporting / other / question |",
+        "|---|---|---|---|",
+        "| en/joint | 1000 | 40.0 | 3.00 / 2.00 / 3.00 |",
+        "| en/joint | 2000 | 13.3 | 2.33 / 2.00 / 3.00 |",
+        "| en/joint | 2500 | 10.0 | 2.25 / 2.00 / 3.00 |",  # the last evaluation
+    ])
+    assert TABLES["babi-joint-history"](records[1:]) == docs.NO_RECORDS

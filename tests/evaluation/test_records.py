@@ -155,3 +155,37 @@ def test_load_records_sorted_and_errors_name_the_file(tmp_path):
         load_records(tmp_path)
     with pytest.raises(RecordError, match="nowhere: results folder not found"):
         load_records(tmp_path / "nowhere")
+
+
+def test_history_from_log_keeps_summary_metrics_last_line_per_step_and_names_bad_lines(tmp_path):
+    from universal_transformer.evaluation.records import history_from_log
+
+    log = tmp_path / "metrics.jsonl"
+    lines = [
+        {"step": 2, "split": "validation", "lr": 0.1, "train_loss": 1.0, "score": -9.0, "task1/error": 9.0},
+        {"step": 4, "split": "validation", "train_loss": 0.5, "score": -5.0, "ponder_question": 3.1234567891},
+        {"step": 6, "split": "validation", "train_loss": 0.4, "score": -4.0},  # a killed chunk's evaluation
+        {"step": 4, "split": "validation", "train_loss": 0.6, "score": -6.0, "note": "x", "flag": True},  # redone
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert history_from_log(log, up_to=5) == [
+        {"step": 2, "train_loss": 1.0, "score": -9.0},  # per-task metrics, lr and split left out
+        {"step": 4, "train_loss": 0.6, "score": -6.0},  # the last line of step 4; strings and flags left out
+    ]
+    assert [e["step"] for e in history_from_log(log)] == [2, 4, 6]
+    assert history_from_log(tmp_path / "none.jsonl") is None
+    record = make_record(history=history_from_log(log))
+    path = record.save(tmp_path / "run.json")
+    assert RunRecord.load(path) == record and json.loads(path.read_text())["history"][0]["step"] == 2
+    assert "history" not in make_record().to_dict()  # optional: older records re-save unchanged
+
+    log.write_text(json.dumps(lines[0]) + "\n{not json\n")
+    with pytest.raises(RecordError, match=r"metrics.jsonl:2: not valid JSON"):
+        history_from_log(log)
+    log.write_text(json.dumps({"score": 1.0}) + "\n")
+    with pytest.raises(RecordError, match=r"metrics.jsonl:1: an evaluation line needs an integer 'step'"):
+        history_from_log(log)
+    with pytest.raises(RecordError, match=r"key 'history\[0\]' must map names to finite numbers"):
+        make_record(history=[{"step": 1, "score": float("nan")}])
+    with pytest.raises(RecordError, match=r"key 'history' must be a list of objects or null"):
+        make_record(history={"step": 1})

@@ -228,7 +228,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     the evaluated model is another one than the run's best (``model_dir``, e.g. averaged
     checkpoints), the other split's metrics are left out: they measured the best model.
     """
-    from ..evaluation.records import RunRecord, git_commit, machine_info
+    from ..evaluation.records import RunRecord, git_commit, history_from_log, machine_info
 
     evaluated = {k: v for k, v in metrics.items() if v is not None}
     other = "validation" if split == "test" else "test"
@@ -247,6 +247,8 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
             best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other] if own_best else {}},
             status="time_limit" if old.partial else "rescored", notes=notes,
             parameters=old.parameters if old.parameters is not None else parameters,
+            # records written before histories get theirs from the run's evaluation log
+            history=old.history if old.history is not None else history_from_log(run_dir / "metrics.jsonl", up_to=old.steps),
         )
     lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
     log = [json.loads(line) for line in lines]
@@ -259,7 +261,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         best_step=best.get("step"), status="rescored",
         metrics={"validation": validation, "test": evaluated} if split == "test" else {"validation": evaluated, "test": {}},
         notes=["training facts from metrics.jsonl (the run predates run records); machine = the re-scoring machine"],
-        parameters=parameters,
+        parameters=parameters, history=history_from_log(run_dir / "metrics.jsonl"),
     )
 
 
@@ -267,7 +269,7 @@ def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
     """``record`` with the training facts of the run's latest checkpoint when that is newer
     (the trainer writes a record at the end of each chunk; a chunk killed after further
     checkpoints leaves the record behind the run)."""
-    from ..evaluation.records import RunRecord
+    from ..evaluation.records import RunRecord, history_from_log
     from ..training.checkpoint import CheckpointManager
 
     checkpoints = CheckpointManager(run_dir / "checkpoints")
@@ -284,6 +286,7 @@ def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
         "steps": int(state["step"]),
         "best_step": best["step"],
         "metrics": {**record.metrics, "validation": {k: v for k, v in (best["metrics"] or {}).items() if v is not None}},
+        "history": history_from_log(run_dir / "metrics.jsonl", up_to=int(state["step"])),
         "status": "time_limit",
         "notes": [*record.notes, f"training facts from {latest.relative_to(run_dir)}: the run went on after its "
                   f"last record (step {record.steps}), by a command not recorded, with the config above"],

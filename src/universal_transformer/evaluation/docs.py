@@ -708,6 +708,31 @@ def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) 
     return build
 
 
+HISTORY_STEPS = (1000, 2000, 5000, 10000, 20000, 50000, 100000)
+"""The evaluations a history table shows (and each run's last one)."""
+
+
+@register_table("babi-joint-history")
+def babi_joint_history_table(records: list[RunRecord]) -> str:
+    """How the halting pattern of each joint bAbI model (a record without ``/taskN``) with a
+    validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
+    evaluation, the validation error and the ponder time of supporting facts / other facts /
+    the question, averaged over the tasks."""
+    rows = []
+    for record in family(records, "babi"):
+        if re.search(r"/task\d+$", record.experiment) or not record.history:
+            continue
+        last = record.history[-1]["step"]
+        for entry in record.history:
+            if entry["step"] in HISTORY_STEPS or entry["step"] == last:
+                error = entry.get("mean_error")
+                rows.append([babi_group(record.experiment), str(entry["step"]), "-" if error is None else f"{error:.1f}",
+                             role_ponder(entry) or "-"])
+    if not rows:
+        return NO_RECORDS
+    return _table(["model", "step", "validation error %", "supporting / other / question"], rows)
+
+
 register_table("babi")(_babi_builder(error_table))
 register_table("babi-ponder")(_babi_builder(ponder_table))
 register_table("babi-runs")(_babi_builder(runs_table))

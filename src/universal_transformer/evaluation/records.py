@@ -11,6 +11,9 @@ fields of :class:`RunRecord`, written with sorted keys, two-space indent and a t
 newline, so that a record re-saved unchanged is byte-identical. The optional fields
 (:data:`OPTIONAL_FIELDS`, e.g. ``parameters``) were added later: a file without them reads
 as None, and a None one is left out of the file, so older records load and re-save unchanged.
+``history`` is the run's validation curve (:func:`history_from_log`): how it got to its
+best model, which the best model's metrics alone do not tell (e.g. a ponder time that rises,
+then collapses).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ STATUSES = ("done", "early_stopped", "time_limit", "rescored")
 re-computed after training, e.g. by ``ut eval --split test``)."""
 CONFIG_SECTIONS = ("model_class", "model", "task", "train")
 METRIC_SPLITS = ("validation", "test")
-OPTIONAL_FIELDS = ("parameters",)
+OPTIONAL_FIELDS = ("parameters", "history")
 """Fields that may be missing from a file (read as None) and are not written when None."""
 
 
@@ -66,6 +69,7 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     schema: int = SCHEMA
     parameters: int | None = None  # the model's parameter count; None in records written before it
+    history: list[dict[str, Any]] | None = None  # one entry per evaluation (history_from_log); None before it
 
     def __post_init__(self) -> None:
         self.validate("RunRecord")
@@ -102,6 +106,10 @@ class RunRecord:
                 if not _is_metric(value):
                     raise RecordError(f"{source}: key 'metrics.{split}.{name}' must be a finite number, "
                                       f"a string or a list of them, got {_show(value)}")
+        for i, entry in enumerate(self.history or []):
+            if not _is_int(entry.get("step")) or not all(_is_number(v) for v in entry.values()):
+                raise RecordError(f"{source}: key 'history[{i}]' must map names to finite numbers, with an "
+                                  f"integer 'step', got {_show(entry)}")
         try:
             datetime.fromisoformat(self.created)
         except ValueError:
@@ -205,7 +213,42 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "notes": (lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v), "a list of strings"),
     "schema": (_is_int, "an integer"),
     "parameters": (lambda v: v is None or (_is_int(v) and v >= 0), "an integer >= 0 or null"),
+    "history": (lambda v: v is None or (isinstance(v, list) and all(isinstance(e, dict) for e in v)),
+                "a list of objects or null"),
 }
+
+HISTORY_LEFT_OUT = ("split", "lr", "target_tokens_per_second")
+"""Evaluation-log fields that the history leaves out (bookkeeping, not results)."""
+
+
+def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict[str, Any]] | None:
+    """A run's validation curve from its evaluation log (``RUN/metrics.jsonl``): per evaluation,
+    in step order, its ``step``, ``elapsed`` seconds, training loss (and ponder time) and the
+    task's summary metrics, the numbers whose names hold no ``/`` (``score``, ``mean_error``,
+    ``ponder_question``, ...; per-task and per-length metrics stay in the log, so a record stays
+    small). A step logged twice (a chunk resumed from an earlier checkpoint evaluates it again)
+    keeps its last line; steps after ``up_to`` (a killed chunk's evaluations that the run has not
+    reached again) are left out. None when there is no log or no evaluation in it (a record
+    then has no history); a malformed line is a :class:`RecordError` naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    by_step: dict[int, dict[str, Any]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise RecordError(f"{path}:{number}: not valid JSON: {err.msg}") from None
+        if not isinstance(entry, dict) or not _is_int(entry.get("step")):
+            raise RecordError(f"{path}:{number}: an evaluation line needs an integer 'step', got {_show(entry)}")
+        if up_to is not None and entry["step"] > up_to:
+            continue
+        by_step[entry["step"]] = {
+            name: round(value, 6) if isinstance(value, float) else value for name, value in entry.items()
+            if "/" not in name and name not in HISTORY_LEFT_OUT and _is_number(value)}
+    return [by_step[step] for step in sorted(by_step)] or None
 
 
 PUBLISHED_MODELS = "models"  # RESULTS/models/NAME: published models (`ut publish`), not records

@@ -36,7 +36,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..config import ConfigError
 from ..data.batch import Batch
-from ..evaluation.records import RunRecord, git_commit, machine_info
+from ..evaluation.records import RunRecord, git_commit, history_from_log, machine_info
 from ..models import PretrainedModel
 from ..objective import LossTerms, compute_loss, ponder_weight
 from ..registry import build_task, model_class
@@ -377,6 +377,7 @@ class Trainer:
             status=status,
             notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"],
             parameters=self.model.num_parameters(),
+            history=history_from_log(self.run_dir / "metrics.jsonl", up_to=self.step),
         )
         record.save(self.run_dir / "record.json")
         if self.record_name and self.results_dir is not None:
