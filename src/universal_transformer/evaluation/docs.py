@@ -658,11 +658,14 @@ def babi_summary(record: RunRecord) -> dict[str, Any]:
     }
 
 
+_TASK_SUFFIX = re.compile(r"/task\d+$")  # a single-task run's name ends so; a joint run's does not
+
+
 def babi_group(experiment: str) -> str:
     """The column of a bAbI experiment: its name without ``babi/``, a trailing ``/taskN`` and a
     ``/seed-N`` folder (``ut sweep``'s layout: ``.../seed-1/task2`` is seed 1 of the setting's
     task 2), so the seeds and tasks of one setting share a column; a joint run is its own."""
-    name = re.sub(r"/task\d+$", "", experiment.removeprefix("babi/"))
+    name = _TASK_SUFFIX.sub("", experiment.removeprefix("babi/"))
     return re.sub(r"/seed-\d+(?=/|$)", "", name)
 
 
@@ -720,7 +723,7 @@ def babi_joint_history_table(records: list[RunRecord]) -> str:
     the question, averaged over the tasks."""
     rows = []
     for record in family(records, "babi"):
-        if re.search(r"/task\d+$", record.experiment) or not record.history:
+        if _TASK_SUFFIX.search(record.experiment) or not record.history:
             continue
         last = record.history[-1]["step"]
         for entry in record.history:
