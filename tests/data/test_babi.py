@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from universal_transformer.data.babi import BabiFormatError, read_babi, task_file, tokenize
+from universal_transformer.data.babi import BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize
 
 BABI = Path(__file__).resolve().parents[3] / "shared" / "data" / "babi"
 needs_data = pytest.mark.skipif(not BABI.is_dir(), reason="needs ../shared/data/babi")
@@ -119,6 +119,18 @@ def test_missing_and_empty_files(tmp_path):
         read_babi(tmp_path / "empty.txt")
     with pytest.raises(BabiFormatError, match="no file for task 4 train"):
         task_file(tmp_path, 4, "train")
+
+
+def test_most_recent_candidate_is_the_last_candidate_word_of_the_newest_fact_naming_one(tmp_path):
+    path = tmp_path / "qa1_single-supporting-fact_train.txt"
+    path.write_text(STORY)
+    first, second, third = read_babi(path, task=1)
+    places = {"bathroom", "hallway", "kitchen"}
+    assert most_recent_candidate(first, places) == "hallway"  # John's move, not Mary's: the latest
+    assert most_recent_candidate(second, places) == "hallway"
+    assert most_recent_candidate(first, {"bathroom"}) == "bathroom"
+    assert most_recent_candidate(third, places) is None  # no fact names a place
+    assert most_recent_candidate(second, {"mary", "hallway"}) == "hallway"  # the last word of the newest fact first
 
 
 def test_tokenize():

@@ -227,6 +227,49 @@ def test_ponder_time_by_role_supporting_other_question():
 
 
 @needs_data
+def test_recency_baseline_and_the_error_where_it_is_right_and_where_wrong():
+    """Task 16 (basic induction) asks a colour; answering the colour said last is right about
+    half the time. Checked against the raw test file, parsed here on its own."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [6, 16], "memory_size": 20,
+                     "eval_batch_size": 64}, seed=0)
+    colours = {"white", "green", "gray", "yellow"}
+    assert task.candidates[16] == colours
+    expected_hits, questions = 0, 0
+    for line in (BABI / "en" / "qa16_basic-induction_test.txt").read_text().splitlines():
+        number, text = line.split(" ", 1)
+        if number == "1":
+            last = None
+        if "\t" in text:
+            questions += 1
+            expected_hits += text.split("\t")[1] == last
+        else:
+            last = next((w for w in reversed(text.rstrip(".").split()) if w in colours), last)
+    data = task.splits["test"]
+    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=2,
+                        dropout=0, embedding_dropout=0)
+    torch.manual_seed(3)
+    model = UTStoryQA(cfg).eval()
+    with torch.no_grad():  # a bias towards one colour, so that the untrained model errs both ways
+        model.head.bias[task.answers.index("green")] += 1.0
+    result = task.evaluate(model, "test")
+    assert result["task16/recent_baseline_error"] == pytest.approx(100.0 * (1 - expected_hits / questions))
+    with torch.no_grad():
+        answers = torch.cat([model(data.facts[i:i + 50], data.question[i:i + 50]).logits.argmax(-1)
+                             for i in range(0, len(data), 50)])
+    groups = {True: [0, 0], False: [0, 0]}  # latest colour right? -> [questions, model wrong]
+    for i in range(len(data)):
+        if int(data.task[i]) == 16:
+            group = groups[int(data.recent[i]) == int(data.labels[i])]
+            group[0] += 1
+            group[1] += int(answers[i]) != int(data.labels[i])
+    assert groups[True][0] == expected_hits and 0 < groups[False][1] < groups[False][0]
+    assert result["task16/error_if_recent_right"] == pytest.approx(100.0 * groups[True][1] / groups[True][0])
+    assert result["task16/error_if_recent_wrong"] == pytest.approx(100.0 * groups[False][1] / groups[False][0])
+    assert "task6/recent_baseline_error" not in result  # yes/no answers: no fact says them
+
+
+@needs_data
 def test_bucketed_batches_group_stories_by_length_and_cover_each_once_per_epoch():
     opts = {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 2, 4], "memory_size": 70}
     plain = BabiTask(opts, seed=0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Collection
 
 from .textfile import read_text_lines
 
@@ -32,6 +33,19 @@ class BabiExample:
     supporting: list[int]  # indices into ``facts``
     task: int
     story: int = 0  # which story of its file (from 0); the questions of a story share facts
+
+
+def most_recent_candidate(example: BabiExample, candidates: Collection[str]) -> str | None:
+    """The recency baseline's answer: of the words that answer some question of the task
+    (``candidates``), the one its story mentions last (the newest fact's last such word), or
+    None when no fact mentions one (yes/no and list answers). A model that answers this way
+    has learnt "the latest thing said" instead of the reasoning the task asks for; on task 16,
+    the latest colour is right in half of the test questions."""
+    for fact in reversed(example.facts):
+        for word in reversed(fact):
+            if word in candidates:
+                return word
+    return None
 
 
 def tokenize(sentence: str) -> list[str]:

@@ -113,6 +113,34 @@ def role_ponder_table(columns: Columns) -> str:
     return "\n".join(_task_table(columns, _role_cell))
 
 
+def recency_table(columns: Columns) -> str:
+    """Markdown table of what the failed tasks' errors are: per task that some model fails,
+    the test error of answering with the candidate the story mentions last (the recency
+    baseline, ``recent_baseline_error``; the same test files for 1k and 10k), then per model
+    that fails it ``error (error where that answer is right / where it is wrong)``, in %
+    (``error_if_recent_right``, ``error_if_recent_wrong``). Models whose records predate the
+    measure are left out."""
+    def measured(run: dict[str, Any], task: int) -> bool:
+        return run["test"].get(f"task{task}/error", 0.0) > FAIL_ABOVE and f"task{task}/error_if_recent_wrong" in run["test"]
+
+    def cell(run: dict[str, Any], task: int) -> str:
+        m = run["test"]
+        right = m.get(f"task{task}/error_if_recent_right")
+        return f"{m[f'task{task}/error']:.1f} ({'-' if right is None else f'{right:.1f}'} / {m[f'task{task}/error_if_recent_wrong']:.1f})"
+
+    shown = {name: col for name, col in columns.items() if any(measured(run, t) for t, run in col.items())}
+    tasks = sorted({t for col in shown.values() for t, run in col.items() if measured(run, t)})
+    if not tasks:
+        return "_No records with the measure yet._"
+    lines = ["| task | answering the latest candidate | " + " | ".join(shown) + " |", "|---" * (len(shown) + 2) + "|"]
+    for task in tasks:
+        baseline = next((run["test"][f"task{task}/recent_baseline_error"] for col in shown.values()
+                         if (run := col.get(task)) and f"task{task}/recent_baseline_error" in run["test"]), None)
+        cells = [cell(col[task], task) if task in col and measured(col[task], task) else "-" for col in shown.values()]
+        lines.append(f"| {task} | {'-' if baseline is None else f'{baseline:.1f}'} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def runs_table(columns: Columns) -> str:
     """Markdown table of the run behind each cell: ``steps done / step of the best model /
     training seconds`` (validation included), and the total training time per model."""

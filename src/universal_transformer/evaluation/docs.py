@@ -34,8 +34,8 @@ from ..data.lte import PROGRAM_OPERATIONS
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import (
-    best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, role_ponder, role_ponder_table, run_tasks,
-    runs_table, seeds_table,
+    best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, recency_table, role_ponder, role_ponder_table,
+    run_tasks, runs_table, seeds_table,
 )
 from .records import RunRecord
 
@@ -740,6 +740,7 @@ register_table("babi")(_babi_builder(error_table))
 register_table("babi-ponder")(_babi_builder(ponder_table))
 register_table("babi-runs")(_babi_builder(runs_table))
 register_table("babi-roles")(_babi_builder(role_ponder_table))
+register_table("babi-recency")(_babi_builder(recency_table))
 
 
 # The ponder-time study (configs/babi/ponder-study.grid): which ACT settings make the ponder

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.babi import BabiExample, BabiFormatError, read_babi, task_file, tokenize
+from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize
 from ..data.batch import StoryBatch
 from ..data.bucketing import BucketBatcher
 from .base import Task, TaskOptions
@@ -30,6 +30,7 @@ class EncodedSplit:
     task: Tensor  # [N] task number
     supporting: Tensor  # [N] number of supporting facts
     roles: Tensor  # [N, F + 1] per memory slot and the question: ROLES index (0 = empty slot)
+    recent: Tensor  # [N] the recency baseline's answer (index into answers), -1 where it has none
 
     def __len__(self) -> int:
         return self.labels.shape[0]
@@ -132,6 +133,8 @@ class BabiTask(Task):
         self.words = self._vocabulary(raw["train"] + raw["validation"])
         self.answers = sorted({ex.answer for ex in raw["train"]}) + [UNKNOWN]
         self.fact_words = max(len(s) for ex in raw["train"] for s in (*ex.facts, ex.question))
+        # The words that answer some training question of each task: the recency baseline's candidates.
+        self.candidates = {t: {ex.answer for ex in raw["train"] if ex.task == t} for t in self.tasks}
         self.splits = {name: self._encode(examples) for name, examples in raw.items()}
         self._permutations: dict[int, Tensor] = {}
         self.bucket_width = int(opts.bucket_width)
@@ -191,7 +194,11 @@ class BabiTask(Task):
         labels = torch.tensor([answer_index.get(ex.answer, len(self.answers) - 1) for ex in examples])
         roles = torch.zeros(n, f + 1, dtype=torch.long)
         roles[:, -1] = ROLES.index("question")
+        latest = torch.full((n,), -1, dtype=torch.long)
         for i, ex in enumerate(examples):
+            baseline = most_recent_candidate(ex, self.candidates[ex.task])
+            if baseline is not None:
+                latest[i] = answer_index[baseline]
             recent = ex.facts[-f:]
             first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
             supporting = set(ex.supporting)
@@ -204,6 +211,7 @@ class BabiTask(Task):
         return EncodedSplit(
             facts, question, labels,
             torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]), roles,
+            latest,
         )
 
     def model_overrides(self) -> dict[str, Any]:
@@ -233,20 +241,26 @@ class BabiTask(Task):
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
         """Error (%) per task, average error, failed tasks (> 5% error); ponder time per task, by
         number of supporting facts, and by what a position holds (a supporting fact, another
-        fact, the question), each the mean over all such positions of the split."""
+        fact, the question), each the mean over all such positions of the split.
+
+        Per task where the recency baseline applies (:func:`most_recent_candidate`), what the
+        errors are: ``taskN/recent_baseline_error``, the error (%) of answering with the candidate
+        mentioned last, and the model's error on the questions where that answer is right and
+        where it is wrong (``taskN/error_if_recent_right``, ``..._wrong``): a model that has learnt
+        the task errs on neither; one that answers "the latest" errs on the second only."""
         if split not in ("validation", "test"):
             raise ConfigError(f"unknown split {split!r}; bAbI has validation and test")
         model.eval()
         data = self.splits[split]
         device = next(model.parameters()).device
-        correct, ponder_sum, ponder_sq, positions, by_role = [], [], [], [], []
+        predicted, ponder_sum, ponder_sq, positions, by_role = [], [], [], [], []
         # Stories in order of length, so that a batch is padded little; results go back in place below.
         order = torch.argsort(data.story_lengths(), stable=True)
         for i in range(0, len(data), self.eval_batch_size):
             index = order[i:i + self.eval_batch_size]
             batch = data.batch(index).to(device)
             out = model(**batch.model_inputs())
-            correct.append((out.logits.argmax(-1) == batch.labels).cpu())
+            predicted.append(out.logits.argmax(-1).cpu())
             stats = out.halting["encoder"]
             real = (~stats.padding).float() if stats.padding is not None else torch.ones_like(stats.ponder_time)
             ponder = stats.ponder_time.double() * real
@@ -260,7 +274,8 @@ class BabiTask(Task):
             ordered = torch.cat(parts)
             return torch.empty_like(ordered).index_copy_(0, order, ordered)
 
-        hit = in_place(correct)
+        answer = in_place(predicted)
+        hit = answer == data.labels
         role_sum = in_place(by_role)  # [N, roles, (sum, count)]
         # Per example: sum, sum of squares and count of the real positions' ponder times, so that
         # a group's mean and std are over all its positions, as the paper reports them.
@@ -279,6 +294,12 @@ class BabiTask(Task):
             error = 100.0 * (1.0 - hit[mask].float().mean().item())
             errors.append(error)
             result[f"task{task}/error"] = error
+            recent_right = data.recent[mask].eq(data.labels[mask])
+            if bool(data.recent[mask].ge(0).any()):
+                result[f"task{task}/recent_baseline_error"] = 100.0 * (1.0 - recent_right.float().mean().item())
+                for name, where in (("right", recent_right), ("wrong", ~recent_right)):
+                    if bool(where.any()):
+                        result[f"task{task}/error_if_recent_{name}"] = 100.0 * (1.0 - hit[mask][where].float().mean().item())
             result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
             for r, role in enumerate(ROLES[1:], start=1):
                 total, count = role_sum[mask, r].sum(0).tolist()
