@@ -274,8 +274,7 @@ class BabiTask(Task):
             ordered = torch.cat(parts)
             return torch.empty_like(ordered).index_copy_(0, order, ordered)
 
-        answer = in_place(predicted)
-        hit = answer == data.labels
+        hit = in_place(predicted) == data.labels
         role_sum = in_place(by_role)  # [N, roles, (sum, count)]
         # Per example: sum, sum of squares and count of the real positions' ponder times, so that
         # a group's mean and std are over all its positions, as the paper reports them.
@@ -291,15 +290,16 @@ class BabiTask(Task):
         errors = []
         for task in self.tasks:
             mask = data.task == task
-            error = 100.0 * (1.0 - hit[mask].float().mean().item())
+            task_hit, recent = hit[mask], data.recent[mask]
+            error = 100.0 * (1.0 - task_hit.float().mean().item())
             errors.append(error)
             result[f"task{task}/error"] = error
-            recent_right = data.recent[mask].eq(data.labels[mask])
-            if bool(data.recent[mask].ge(0).any()):
+            recent_right = recent.eq(data.labels[mask])
+            if bool(recent.ge(0).any()):
                 result[f"task{task}/recent_baseline_error"] = 100.0 * (1.0 - recent_right.float().mean().item())
                 for name, where in (("right", recent_right), ("wrong", ~recent_right)):
                     if bool(where.any()):
-                        result[f"task{task}/error_if_recent_{name}"] = 100.0 * (1.0 - hit[mask][where].float().mean().item())
+                        result[f"task{task}/error_if_recent_{name}"] = 100.0 * (1.0 - task_hit[where].float().mean().item())
             result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
             for r, role in enumerate(ROLES[1:], start=1):
                 total, count = role_sum[mask, r].sum(0).tolist()
