@@ -286,20 +286,23 @@ class BabiTask(Task):
             var = (p_sq[mask].sum() / n - mean * mean).clamp_min(0.0) * n / (n - 1).clamp_min(1.0)
             return mean.item(), var.sqrt().item()
 
+        def error_percent(right: Tensor) -> float:
+            return 100.0 * (1.0 - right.float().mean().item())
+
         result: dict[str, Any] = {}
         errors = []
         for task in self.tasks:
             mask = data.task == task
             task_hit, recent = hit[mask], data.recent[mask]
-            error = 100.0 * (1.0 - task_hit.float().mean().item())
+            error = error_percent(task_hit)
             errors.append(error)
             result[f"task{task}/error"] = error
             recent_right = recent.eq(data.labels[mask])
             if bool(recent.ge(0).any()):
-                result[f"task{task}/recent_baseline_error"] = 100.0 * (1.0 - recent_right.float().mean().item())
+                result[f"task{task}/recent_baseline_error"] = error_percent(recent_right)
                 for name, where in (("right", recent_right), ("wrong", ~recent_right)):
                     if bool(where.any()):
-                        result[f"task{task}/error_if_recent_{name}"] = 100.0 * (1.0 - task_hit[where].float().mean().item())
+                        result[f"task{task}/error_if_recent_{name}"] = error_percent(task_hit[where])
             result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
             for r, role in enumerate(ROLES[1:], start=1):
                 total, count = role_sum[mask, r].sum(0).tolist()
