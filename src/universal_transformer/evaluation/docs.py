@@ -526,10 +526,12 @@ register_table("algorithmic-trained-depth")(partial(model_rows_table, name="algo
 # trained runs re-scored at length 400 alone to measure it).
 register_table("algorithmic-error-position")(partial(
     error_position_table, names=("algorithmic", "algorithmic-offsets", "algorithmic-trained-depth", "algorithmic-errors",
-                                 "algorithmic-source-eos"), length=400, rescored="algorithmic-errors"))
+                                 "algorithmic-source-eos", "algorithmic-prenorm"), length=400, rescored="algorithmic-errors"))
 # Runs whose sources end with EOS (task.source_eos), and runs with source and target offsets apart.
 register_table("algorithmic-source-eos")(partial(model_rows_table, name="algorithmic-source-eos"))
 register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmic-offsets"))
+# The tiny UTs pre-norm (configs/algorithmic/prenorm.grid), as tensor2tensor normalises.
+register_table("algorithmic-prenorm")(partial(model_rows_table, name="algorithmic-prenorm"))
 register_table("demo-depth")(partial(depth_table, name="demo"))
 register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(
