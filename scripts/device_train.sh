@@ -1,27 +1,37 @@
 #!/usr/bin/env bash
 # For a GPU session's device machine (docs/compute.md, "A GPU session"): trains the experiments
-# CONFIG_DIR/NAME.yaml on CUDA side by side (small models leave most of one GPU idle), each for
+# CONFIG_DIR/NAME.yaml (or the runs NAME of a grid file, as run_lanes.sh reads one) on CUDA side by side (small models leave most of one GPU idle), each for
 # at most SECONDS and resuming RUNS_DIR/NAME where an earlier chunk (on this machine, or carried)
 # left it, then packs for the way back:
-#   $OUT/records.tgz  every run's record, config, logs and evaluation log (small);
+#   $OUT/records.tgz  every run's record, config, logs and evaluation log (small; records-TAG.tgz
+#                     with TAG set, so that two invocations side by side in one call both come back);
 #   $OUT/NAME.tgz     for each run named in PACK (default: every run, when there are at most 7):
 #                     its best model and newest checkpoint, to publish it or resume it elsewhere.
 # Unpack here with `tar xzf FILE` in the repository root: it restores RUNS_DIR/NAME and
 # results/GROUP/NAME.json, and the next chunk (here or there) resumes from what came back.
-#   bash scripts/device_train.sh CONFIG_DIR GROUP RUNS_DIR SECONDS NAME [NAME ...]
+#   bash scripts/device_train.sh CONFIG_DIR|GRID_FILE GROUP RUNS_DIR SECONDS NAME [NAME ...]
 # e.g. TEST=1 bash scripts/device_train.sh configs/algorithmic algorithmic runs/algorithmic 420 copy-ut reverse-ut
 # TEST=1 then scores each run's best model on the test split (`ut eval --record`), so that a
-# partial run keeps a test score when its machine goes back. SECONDS=0 trains nothing (scores only).
+# partial run keeps a test score when its machine goes back; EVAL_SECONDS bounds each scoring
+# (`timeout`), so that the packing still happens inside the call's limit. SECONDS=0 trains nothing (scores only).
 # Uses the machine's own python3 (PYTHON) and PyTorch (PYTHONPATH=src: nothing to install). EXTRA adds
 # arguments to every `ut train` (e.g. EXTRA="--set task.data_dir=.carry/babi" for carried data).
+# DEVICE (default cuda) is for trying the script out on a CPU.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
 shift 4
 names=("$@")
+source "$(dirname "$0")/grid.sh"
+if [[ -f $configs && $configs == *.grid ]]; then
+  read_grid "$configs" || exit 2
+  for name in "${names[@]}"; do
+    [ -n "${grid_config[$name]:-}" ] || { echo "$configs has no run named '$name'" >&2; exit 2; }
+  done
+fi
 if [ -z "${PACK+x}" ]; then
   if [ $# -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
 fi
@@ -36,13 +46,25 @@ py=${PYTHON:-python3}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 
+device=${DEVICE:-cuda}
+# One name's command, in cmd: `ut train` from its config (and grid overrides), or `ut eval`.
+train_cmd() {
+  grid_set_args "$1"
+  # shellcheck disable=SC2206  # EXTRA is a list of arguments
+  cmd=("$py" -m universal_transformer train "${grid_config[$1]:-$configs/$1.yaml}" --out "$out/$1"
+       --device "$device" --no-progress --time-limit "$secs" --record "$group/$1" "${grid_args[@]}" ${EXTRA:-})
+}
+eval_cmd() {
+  cmd=("$py" -m universal_transformer eval "$out/$1" --split test --device "$device" --record "$group/$1")
+  [ -n "${EVAL_SECONDS:-}" ] && cmd=(timeout "$EVAL_SECONDS" "${cmd[@]}")
+}
 # Runs one command per name side by side; fails if any failed.
-side_by_side() {  # side_by_side WHAT COMMAND... ({} stands for the name)
-  local what=$1 pids=() status=0 i
-  shift
+side_by_side() {  # side_by_side WHAT MAKE_CMD (a function that sets cmd for a name)
+  local what=$1 make=$2 pids=() status=0 i cmd
   for name in "${names[@]}"; do
     mkdir -p "$(dirname "$out/$name")"
-    "${@//\{\}/$name}" >> "$out/$name.log" 2>&1 &
+    "$make" "$name"
+    "${cmd[@]}" >> "$out/$name.log" 2>&1 &
     pids+=($!)
   done
   for i in "${!pids[@]}"; do
@@ -53,13 +75,10 @@ side_by_side() {  # side_by_side WHAT COMMAND... ({} stands for the name)
 
 status=0
 if [ "$secs" -gt 0 ]; then
-  # shellcheck disable=SC2086  # EXTRA is a list of arguments
-  side_by_side "ut train" $py -m universal_transformer train "$configs/{}.yaml" --out "$out/{}" --device cuda \
-      --no-progress --time-limit "$secs" --record "$group/{}" ${EXTRA:-} || status=1
+  side_by_side "ut train" train_cmd || status=1
 fi
 if [ "${TEST:-0}" = 1 ]; then
-  side_by_side "ut eval" $py -m universal_transformer eval "$out/{}" --split test --device cuda \
-      --record "$group/{}" || status=1
+  side_by_side "ut eval" eval_cmd || status=1
 fi
 
 records=()
@@ -72,7 +91,7 @@ for name in "${names[@]}"; do
   [ -f "results/$group/$name.json" ] && records+=("results/$group/$name.json")
   echo "== $name: $(tail -n 1 "$out/$name.log")"
 done
-tar czf "$OUT/records.tgz" "${records[@]}"
+tar czf "$OUT/records${TAG:+-$TAG}.tgz" "${records[@]}"
 for name in "${pack[@]}"; do
   run=$out/$name files=()
   [ -e "$run/best" ] && files+=("$run/best")

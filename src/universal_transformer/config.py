@@ -174,6 +174,10 @@ class UTConfig(_VocabularyConfig):
     act_epsilon: float = 0.01
     act_max_steps: int | None = None
     act_bias_init: float = 1.0
+    # The halting unit reads LayerNorm(step input) (its own norm) instead of the step input. With
+    # norm="pre" the step input is the un-normalised residual stream, whose norm grows with every
+    # step: the halting logit then drifts with depth and the sigmoid saturates (docs/design.md).
+    act_halting_norm: bool = False
     act_halted_state: Literal["copy", "transform"] = "copy"
     act_halt_at_max_steps: bool = True
     ponder_weight: float = 0.01

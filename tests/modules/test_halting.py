@@ -331,3 +331,53 @@ def test_random_act_runs_and_halts():
     assert torch.all(n[~padding] >= 1) and torch.all(n <= 6)
     assert torch.all(r[~padding] > 0) and torch.all(r[~padding] <= 1)
     assert torch.all(n[padding] == 0) and torch.all(r[padding] == 0)
+
+
+# -- act_halting_norm: the halting unit reads LayerNorm(step input) ---------------------
+
+
+@pytest.mark.parametrize("act_type", ["basic", "global"])
+def test_halting_norm_is_sigmoid_of_linear_of_layernorm_in_float64(act_type):
+    stack = _stack(11, act_type=act_type, act_halting_norm=True, norm="pre")
+    unit = stack.halting
+    with torch.no_grad():  # make the norm's affine parameters matter
+        unit.norm.weight.uniform_(0.5, 1.5)
+        unit.norm.bias.uniform_(-0.3, 0.3)
+    x, padding = _inputs(12)
+    x = 7.0 * x + 3.0
+    with torch.no_grad():
+        p = unit(x, padding)
+    xd = x.double()
+    z = (xd - xd.mean(-1, keepdim=True)) / torch.sqrt(xd.var(-1, unbiased=False, keepdim=True) + unit.norm.eps)
+    z = z * unit.norm.weight.double() + unit.norm.bias.double()
+    if act_type == "global":  # the mean normalised input over each sequence's real positions
+        real = (~padding).double()[..., None]
+        z = ((z * real).sum(1) / real.sum(1))[:, None, :]
+    expected = torch.sigmoid(z @ unit.linear.weight.double().T + unit.linear.bias.double()).squeeze(-1)
+    torch.testing.assert_close(p.double(), expected.expand(p.shape), atol=1e-6, rtol=0)
+
+
+def test_halting_norm_makes_p_independent_of_the_residual_streams_scale():
+    """In a pre-norm stack the step input grows with depth; with the norm, p does not follow."""
+    x, padding = _inputs(13)
+    plain = _stack(14, norm="pre").halting
+    normed = _stack(14, norm="pre", act_halting_norm=True).halting
+    assert normed.norm is not None and plain.norm is None
+    with torch.no_grad():
+        torch.testing.assert_close(normed(10 * x, padding), normed(x, padding), atol=1e-5, rtol=0)
+        assert (plain(10 * x, padding) - plain(x, padding)).abs().max() > 0.1
+
+
+def test_halting_norm_round_trips_through_save_and_load(tmp_path):
+    from universal_transformer.models.base import from_pretrained
+    from universal_transformer.models.transformer import UniversalTransformer
+
+    torch.manual_seed(15)
+    model = UniversalTransformer(_config(norm="pre", act_halting_norm=True)).eval()
+    assert any(name.endswith("halting.norm.weight") for name, _ in model.named_parameters())
+    model.save_pretrained(tmp_path)
+    loaded = from_pretrained(tmp_path).eval()
+    assert loaded.config.act_halting_norm
+    src, tgt = torch.randint(3, 13, (2, 5)), torch.randint(3, 13, (2, 4))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(src, tgt).logits, model(src, tgt).logits)

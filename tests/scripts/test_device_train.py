@@ -33,18 +33,18 @@ echo '{}' > "results/$record.json"
 """
 
 
-def _run(tmp_path: Path, names: list[str], *, out: Path | None = None, **env_vars: str
-         ) -> subprocess.CompletedProcess:
+def _run(tmp_path: Path, names: list[str], *, out: Path | None = None, configs: str = "configs/lte",
+         **env_vars: str) -> subprocess.CompletedProcess:
     fake = tmp_path / "python3"
     fake.write_text(FAKE_PYTHON)
     fake.chmod(0o755)
     env = {**os.environ, "PYTHON": str(fake), "EXTRA": "--set task.x=1", **env_vars}
-    for name in ("OUT", "PACK", "TEST"):
+    for name in ("OUT", "PACK", "TEST", "TAG", "EVAL_SECONDS", "DEVICE"):
         if name not in env_vars:
             env.pop(name, None)
     if out is not None:
         env["OUT"] = str(out)
-    return subprocess.run(["bash", str(SCRIPT), "configs/lte", "lte", "runs/lte", "420", *names], cwd=tmp_path,
+    return subprocess.run(["bash", str(SCRIPT), configs, "lte", "runs/lte", "420", *names], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -91,3 +91,34 @@ def test_refuses_without_out_or_with_more_packed_runs_than_come_back(tmp_path):
     assert unset.returncode != 0 and "OUT is not set" in unset.stderr
     many = _run(tmp_path, ["a"], out=tmp_path, PACK=" ".join(f"run{i}" for i in range(8)))
     assert many.returncode == 2 and "PACK names at most 7 runs" in many.stderr
+
+
+def test_a_grid_file_names_the_runs_and_tag_names_the_records_archive(tmp_path):
+    grid = tmp_path / "pre.grid"
+    grid.write_text("# comment\nrev-pre  configs/alg/reverse-ut.yaml  model.norm=pre train.lr=[1,2]\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    result = _run(tmp_path, ["rev-pre"], out=out, configs=str(grid), TAG="pre", TEST="1", EVAL_SECONDS="30")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["records-pre.tgz", "rev-pre.tgz"]
+    log = (tmp_path / "runs/lte/rev-pre.log").read_text().splitlines()
+    assert log[0] == ("-m universal_transformer train configs/alg/reverse-ut.yaml --out runs/lte/rev-pre --device cuda"
+                      " --no-progress --time-limit 420 --record lte/rev-pre --set model.norm=pre --set train.lr=[1,2]"
+                      " --set task.x=1")
+    assert log[-1].startswith("-m universal_transformer eval runs/lte/rev-pre")  # through `timeout 30`
+    unknown = _run(tmp_path, ["nope"], out=out, configs=str(grid))
+    assert unknown.returncode == 2 and "has no run named 'nope'" in unknown.stderr
+
+
+def test_eval_seconds_bounds_each_scoring(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    slow = tmp_path / "python3"
+    result = _run(tmp_path, ["a"], out=out, TEST="1")  # writes the stand-in python3 and a run
+    assert result.returncode == 0, result.stderr
+    slow.write_text(slow.read_text().replace("echo \"$args\"", "echo \"$args\"; [ \"$command\" = eval ] && sleep 30"))
+    env = {**os.environ, "PYTHON": str(slow), "OUT": str(out), "TEST": "1", "EVAL_SECONDS": "1"}
+    timed = subprocess.run(["bash", str(SCRIPT), "configs/lte", "lte", "runs/lte", "0", "a"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=20)
+    assert timed.returncode == 1 and "a: ut eval failed" in timed.stderr
+    assert (out / "records.tgz").exists()  # packed all the same

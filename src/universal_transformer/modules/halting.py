@@ -90,16 +90,26 @@ def act_step(p: Tensor, state: ACTState, threshold: float, force_halt: bool = Fa
 
 
 class HaltingUnit(nn.Module):
-    """``p = sigmoid(Linear(d, 1)(x))`` per position (Listing 2, line 4), bias initialised to ``bias_init``."""
+    """``p = sigmoid(Linear(d, 1)(x))`` per position (Listing 2, line 4), bias initialised to ``bias_init``.
 
-    def __init__(self, d_model: int, bias_init: float = 1.0) -> None:
+    With ``normalize``, ``x`` is first LayerNorm-ed (the unit's own norm): in a pre-norm stack the
+    step input is the raw residual stream, whose norm grows step by step, so that a fixed
+    ``Linear`` reads a logit that drifts with depth (``act_halting_norm``, docs/design.md).
+    """
+
+    def __init__(self, d_model: int, bias_init: float = 1.0, normalize: bool = False) -> None:
         super().__init__()
+        self.norm = nn.LayerNorm(d_model) if normalize else None
         self.linear = nn.Linear(d_model, 1)
         nn.init.constant_(self.linear.bias, bias_init)
 
+    def read(self, x: Tensor) -> Tensor:
+        """What the unit's linear layer reads: ``x``, or ``LayerNorm(x)`` with ``normalize``."""
+        return x if self.norm is None else self.norm(x)
+
     def forward(self, x: Tensor, padding: Tensor | None = None) -> Tensor:
         """Halting probabilities ``[B, L]`` for step inputs ``x [B, L, d]``."""
-        return torch.sigmoid(self.linear(x)).squeeze(-1)
+        return torch.sigmoid(self.linear(self.read(x))).squeeze(-1)
 
 
 class GlobalHaltingUnit(HaltingUnit):
@@ -111,7 +121,7 @@ class GlobalHaltingUnit(HaltingUnit):
 
     def forward(self, x: Tensor, padding: Tensor | None = None) -> Tensor:
         real = x.new_ones(x.shape[:-1]) if padding is None else (~padding).to(x.dtype)
-        pooled = (x * real[..., None]).sum(1) / real.sum(1, keepdim=True).clamp(min=1)
+        pooled = (self.read(x) * real[..., None]).sum(1) / real.sum(1, keepdim=True).clamp(min=1)
         return torch.sigmoid(self.linear(pooled)).expand(x.shape[:-1])
 
 
@@ -190,8 +200,8 @@ class ACTPolicy:
 
 
 def make_halting_unit(config: UTConfig) -> HaltingUnit:
-    """The halting unit of ``config.act_type`` with ``config.act_bias_init``."""
-    return _UNITS[config.act_type](config.d_model, config.act_bias_init)
+    """The halting unit of ``config.act_type`` with ``config.act_bias_init`` (and ``act_halting_norm``)."""
+    return _UNITS[config.act_type](config.d_model, config.act_bias_init, config.act_halting_norm)
 
 
 StepInput = Callable[[Tensor, int], Tensor]  # (H^{t-1}, t) -> H^{t-1} + P^t
