@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # For a GPU session's device machine (docs/compute.md, "A GPU session"): trains the experiments
-# CONFIG_DIR/NAME.yaml (or the runs NAME of a grid file, as run_lanes.sh reads one) on CUDA side by side (small models leave most of one GPU idle), each for
-# at most SECONDS and resuming RUNS_DIR/NAME where an earlier chunk (on this machine, or carried)
-# left it, then packs for the way back:
+# CONFIG_DIR/NAME.yaml (or the runs NAME of a grid file, as run_lanes.sh reads one) on CUDA side
+# by side (small models leave most of one GPU idle), each for at most SECONDS and resuming
+# RUNS_DIR/NAME where an earlier chunk (on this machine, or carried) left it, then packs for the
+# way back:
 #   $OUT/records.tgz  every run's record, config, logs and evaluation log (small; records-TAG.tgz
 #                     with TAG set, so that two invocations side by side in one call both come back);
 #   $OUT/NAME.tgz     for each run named in PACK (default: every run, when there are at most 7):
@@ -19,19 +20,14 @@
 # DEVICE (default cuda) is for trying the script out on a CPU.
 set -u
 if [ $# -lt 5 ]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 configs=$1 group=$2 out=$3 secs=$4
 shift 4
 names=("$@")
 source "$(dirname "$0")/grid.sh"
-if [[ -f $configs && $configs == *.grid ]]; then
-  read_grid "$configs" || exit 2
-  for name in "${names[@]}"; do
-    [ -n "${grid_config[$name]:-}" ] || { echo "$configs has no run named '$name'" >&2; exit 2; }
-  done
-fi
+select_runs "$configs" || exit 2
 if [ -z "${PACK+x}" ]; then
   if [ $# -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
 fi
@@ -50,8 +46,9 @@ device=${DEVICE:-cuda}
 # One name's command, in cmd: `ut train` from its config (and grid overrides), or `ut eval`.
 train_cmd() {
   grid_set_args "$1"
+  run_config "$configs" "$1"
   # shellcheck disable=SC2206  # EXTRA is a list of arguments
-  cmd=("$py" -m universal_transformer train "${grid_config[$1]:-$configs/$1.yaml}" --out "$out/$1"
+  cmd=("$py" -m universal_transformer train "$run_config_path" --out "$out/$1"
        --device "$device" --no-progress --time-limit "$secs" --record "$group/$1" "${grid_args[@]}" ${EXTRA:-})
 }
 eval_cmd() {

@@ -1,4 +1,4 @@
-# Reads a grid file for run_lanes.sh and run_grid.sh (sourced, not run): one run per line,
+# Reads a grid file for run_lanes.sh, run_grid.sh and device_train.sh (sourced, not run): one run per line,
 #   NAME CONFIG [KEY=VALUE ...]     (# starts a comment; blank lines are skipped)
 # read_grid FILE fills grid_order (the names, in order), grid_config[NAME] and grid_sets[NAME]
 # (the overrides, space-separated); a malformed line is an error naming FILE:LINE (status 2).
@@ -28,4 +28,23 @@ grid_set_args() {
   grid_args=()
   read -r -a values <<< "${grid_sets[$1]:-}"
   for kv in "${values[@]}"; do grid_args+=(--set "$kv"); done
+}
+
+# select_runs CONFIGS: where CONFIGS is a grid file (NAME.grid), reads it and checks that every
+# name in the caller's `names` array is one of its runs (status 2 naming the first that is not);
+# an empty `names` becomes all of its runs, in order. A config folder leaves `names` as it is.
+select_runs() {
+  local configs=$1 name
+  [[ -f $configs && $configs == *.grid ]] || return 0
+  read_grid "$configs" || return 2
+  [ ${#names[@]} -eq 0 ] && names=("${grid_order[@]}")
+  for name in "${names[@]}"; do
+    [ -n "${grid_config[$name]:-}" ] || { echo "$configs has no run named '$name'" >&2; return 2; }
+  done
+}
+
+# run_config CONFIGS NAME: the config file of run NAME, in run_config_path: its grid line's, or
+# CONFIGS/NAME.yaml for a config folder.
+run_config() {
+  run_config_path=${grid_config[$2]:-$1/$2.yaml}
 }

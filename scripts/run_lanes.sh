@@ -30,13 +30,7 @@ configs=$1 group=$2 out=$3 secs=$4
 shift 4
 names=("$@")
 source "$(dirname "$0")/grid.sh"
-if [[ -f $configs && $configs == *.grid ]]; then
-  read_grid "$configs" || exit 2
-  [ ${#names[@]} -eq 0 ] && names=("${grid_order[@]}")
-  for name in "${names[@]}"; do
-    [ -n "${grid_config[$name]:-}" ] || { echo "$configs has no run named '$name'" >&2; exit 2; }
-  done
-fi
+select_runs "$configs" || exit 2
 [ ${#names[@]} -eq 0 ] && usage
 ut=${UT:-ut}
 overrides=()
@@ -67,7 +61,8 @@ mkdir -p "$out"
 run_one() {
   local name=$1
   local limit config
-  config=${grid_config[$name]:-$configs/$name.yaml}
+  run_config "$configs" "$name"
+  config=$run_config_path
   grid_set_args "$name"
   mkdir -p "$(dirname "$out/$name")"
   until [ -f "$out/$name/metrics.json" ]; do
