@@ -735,6 +735,25 @@ def test_ponder_study_table_and_figure(tmp_path):
     assert not docs.FIGURES["babi-ponder-study"](records[:1], tmp_path / "q.png")  # one point per setting: no line
 
 
+def test_babi_attention_table_one_row_per_model_and_task():
+    looks = {"attention_supporting1": 0.031, "attention_supporting2": 0.01, "attention_supporting3": 0.24,
+             "attention_other": 0.68, "attention_question": 0.039, "story_facts": 9.0}
+    records = [
+        make_record("babi-attention/en-10k/joint", task={"name": "babi"},
+                    test={"task16/error": 52.7, **{f"task16/{k}": v for k, v in looks.items()},
+                          "task1/error": 0.0, "task1/attention_supporting1": 0.88, "task1/attention_other": 0.08}),
+        make_record("babi/en-10k/joint", task={"name": "babi"}, test={"task1/error": 0.0}),  # no attention: left out
+    ]
+    assert TABLES["babi-attention"](records) == "\n".join([
+        "| model | task | test error % | supporting 1 | supporting 2 | supporting 3 | other facts | question "
+        "| facts per story |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| en-10k/joint | 1 | 0.0 | 0.88 | - | - | 0.08 | - | - |",
+        "| en-10k/joint | 16 | 52.7 | 0.03 | 0.01 | 0.24 | 0.68 | 0.04 | 9.0 |",
+    ])
+    assert TABLES["babi-attention"](records[1:]) == docs.NO_RECORDS
+
+
 def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
     history = [{"step": step, "mean_error": 40.0 / k, "ponder_supporting": 2.0 + 1 / k, "ponder_other": 2.0,
                 "ponder_question": 3.0} for k, step in enumerate((1000, 1500, 2000, 2500), start=1)]

@@ -227,6 +227,44 @@ def test_ponder_time_by_role_supporting_other_question():
 
 
 @needs_data
+def test_attention_stats_where_the_question_looks():
+    """task.attention_stats: the question's attention, mean over heads and over the steps it took,
+    on each listed supporting fact, the other facts and itself, recomputed here one story at a
+    time from the raw file's supporting ids (memory slots placed independently)."""
+    memory = 10
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2], "memory_size": memory,
+                     "eval_batch_size": 64, "attention_stats": True}, seed=0)
+    raw, data = task._load()["validation"], task.splits["validation"]
+    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=4,
+                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
+    torch.manual_seed(3)
+    model = UTStoryQA(cfg).eval()
+    result = task.evaluate(model, "validation")
+    totals = torch.zeros(6, dtype=torch.float64)
+    with torch.no_grad():
+        for i, ex in enumerate(raw):
+            out = model(data.facts[i : i + 1], data.question[i : i + 1], need_weights=True)
+            taken = int(torch.ceil(out.halting["encoder"].n_updates[0, -1]))
+            look = sum(w["self"][0, :, -1].double().mean(0) for w in out.attentions["encoder"][:taken]) / taken
+            kept = min(len(ex.facts), memory)
+            slot = {s: memory - kept + s - (len(ex.facts) - kept) for s in ex.supporting}
+            sup = [float(look[slot[s]]) if slot[s] >= memory - kept else 0.0 for s in ex.supporting]
+            sup += [0.0] * (3 - len(sup))
+            facts = float(look[memory - kept : memory].sum())
+            totals += torch.tensor(sup + [facts - sum(sup), float(look[-1]), kept], dtype=torch.float64)
+    expected = (totals / len(raw)).tolist()
+    names = ("supporting1", "supporting2", "supporting3", "other", "question")
+    for name, value in zip(names, expected):
+        assert result[f"task2/attention_{name}"] == pytest.approx(value, abs=1e-5), name
+    assert result["task2/story_facts"] == pytest.approx(expected[-1])
+    assert sum(result[f"task2/attention_{n}"] for n in names) == pytest.approx(1.0, abs=1e-5)
+    assert result["task2/attention_supporting3"] == 0.0  # task 2 lists two supporting facts
+    plain = BabiTask({**task.options.__dict__, "attention_stats": False}, seed=0).evaluate(model, "validation")
+    assert not any("attention" in k for k in plain)
+
+
+@needs_data
 def test_recency_baseline_and_the_error_where_it_is_right_and_where_wrong():
     """Task 16 (basic induction) asks a colour; answering the colour said last is right about
     half the time. Checked against the raw test file, parsed here on its own."""

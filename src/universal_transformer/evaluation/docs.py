@@ -745,6 +745,30 @@ register_table("babi-roles")(_babi_builder(role_ponder_table))
 register_table("babi-recency")(_babi_builder(recency_table))
 
 
+@register_table("babi-attention")
+def babi_attention_table(records: list[RunRecord]) -> str:
+    """Where the question looks (``babi-attention/NAME`` records: bAbI models re-scored with
+    ``task.attention_stats``): per model and task, the test error, the question's attention on
+    each supporting fact as the data lists them, on the other facts and on itself, and the facts
+    per story (uniform attention gives each position ``1 / (facts + 1)``)."""
+    rows = []
+    for record in family(records, "babi-attention"):
+        test = record.metrics.get("test", {})
+        for task in sorted({int(m.group(1)) for k in test if (m := re.fullmatch(r"task(\d+)/attention_other", k))}):
+            def cell(name: str) -> str:
+                return fmt_accuracy(test.get(f"task{task}/{name}"))
+            error = test.get(f"task{task}/error")
+            rows.append([record.experiment.removeprefix("babi-attention/"), str(task),
+                         "-" if error is None else f"{error:.1f}",
+                         *(cell(f"attention_supporting{k}") for k in (1, 2, 3)),
+                         cell("attention_other"), cell("attention_question"), fmt_accuracy(test.get(f"task{task}/story_facts"), 1)])
+    if not rows:
+        return NO_RECORDS
+    header = ["model", "task", "test error %", "supporting 1", "supporting 2", "supporting 3", "other facts",
+              "question", "facts per story"]
+    return _table(header, rows)
+
+
 # The ponder-time study (configs/babi/ponder-study.grid): which ACT settings make the ponder
 # time depend on the number of supporting facts, as the paper's Appendix reports.
 

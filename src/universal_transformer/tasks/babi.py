@@ -14,12 +14,16 @@ from ..config import ConfigError
 from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize
 from ..data.batch import StoryBatch
 from ..data.bucketing import BucketBatcher
+from ..modules.recurrence import HaltingStats
 from .base import Task, TaskOptions
 
 NUM_TASKS = 20
 # What each position of the encoder input is, for the ponder-time study.
 ROLES = ("empty", "supporting", "other", "question")
 UNKNOWN = "<unk>"
+# What the question attends to (task.attention_stats), per example; the last is the number of facts.
+ATTENTION_COLUMNS = ("attention_supporting1", "attention_supporting2", "attention_supporting3",
+                     "attention_other", "attention_question", "story_facts")
 
 
 @dataclass
@@ -31,6 +35,7 @@ class EncodedSplit:
     supporting: Tensor  # [N] number of supporting facts
     roles: Tensor  # [N, F + 1] per memory slot and the question: ROLES index (0 = empty slot)
     recent: Tensor  # [N] the recency baseline's answer (index into answers), -1 where it has none
+    support_rank: Tensor  # [N, F + 1] k at the k-th supporting fact as the question line lists it, else 0
 
     def __len__(self) -> int:
         return self.labels.shape[0]
@@ -83,7 +88,13 @@ class BabiOptions(TaskOptions):
     fact slots for stories of 7.7 facts on average). N > 0: stories grouped by their number of
     facts in buckets of N (tensor2tensor batches by length too), as many per batch as fit
     ``train.batch_tokens`` counted in fact slots, at most ``max_batch_size``; 3.7 times as
-    fast per story on the 10k joint set (benchmarks/batching.py), the same stories once per epoch."""
+    fast per story on the 10k joint set (benchmarks/batching.py), the same stories once per epoch.
+
+    ``attention_stats`` adds to the evaluation where the question looks: per task, the
+    question position's attention (mean over heads and over the steps the question took) on
+    each supporting fact in the order the data lists them (``taskN/attention_supporting1..3``),
+    on the other facts together and on itself, and the facts per story (uniform attention puts
+    ``1 / (facts + 1)`` on each). Off by default: it keeps every step's attention weights."""
 
     name = "babi"
 
@@ -95,6 +106,7 @@ class BabiOptions(TaskOptions):
     split_seed: int = 0
     eval_batch_size: int = 500
     bucket_width: int = 0
+    attention_stats: bool = False
 
     def __post_init__(self) -> None:
         if self.set not in ("en", "en-10k"):
@@ -195,6 +207,7 @@ class BabiTask(Task):
         roles = torch.zeros(n, f + 1, dtype=torch.long)
         roles[:, -1] = ROLES.index("question")
         latest = torch.full((n,), -1, dtype=torch.long)
+        support_rank = torch.zeros(n, f + 1, dtype=torch.long)
         for i, ex in enumerate(examples):
             baseline = most_recent_candidate(ex, self.candidates[ex.task])
             if baseline is not None:
@@ -202,6 +215,9 @@ class BabiTask(Task):
             recent = ex.facts[-f:]
             first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
             supporting = set(ex.supporting)
+            for k, s in enumerate(ex.supporting, start=1):
+                if s >= first:  # a supporting fact older than the memory keeps no slot
+                    support_rank[i, f - len(recent) + s - first] = k
             for j, sentence in enumerate(recent):  # right-aligned: the newest fact sits just before the question
                 ids = self._ids(sentence)
                 facts[i, f - len(recent) + j, : len(ids)] = torch.tensor(ids, dtype=torch.long)
@@ -211,7 +227,7 @@ class BabiTask(Task):
         return EncodedSplit(
             facts, question, labels,
             torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]), roles,
-            latest,
+            latest, support_rank,
         )
 
     def model_overrides(self) -> dict[str, Any]:
@@ -253,15 +269,18 @@ class BabiTask(Task):
         model.eval()
         data = self.splits[split]
         device = next(model.parameters()).device
-        predicted, ponder_sum, ponder_sq, positions, by_role = [], [], [], [], []
+        predicted, ponder_sum, ponder_sq, positions, by_role, looks = [], [], [], [], [], []
+        attention_stats = bool(self.options.attention_stats)
         # Stories in order of length, so that a batch is padded little; results go back in place below.
         order = torch.argsort(data.story_lengths(), stable=True)
         for i in range(0, len(data), self.eval_batch_size):
             index = order[i:i + self.eval_batch_size]
             batch = data.batch(index).to(device)
-            out = model(**batch.model_inputs())
+            out = model(**batch.model_inputs(), need_weights=attention_stats)
             predicted.append(out.logits.argmax(-1).cpu())
             stats = out.halting["encoder"]
+            if attention_stats:
+                looks.append(self._question_attention(out.attentions["encoder"], stats, data.support_rank[index]))
             real = (~stats.padding).float() if stats.padding is not None else torch.ones_like(stats.ponder_time)
             ponder = stats.ponder_time.double() * real
             ponder_sum.append(ponder.sum(1).cpu())
@@ -314,12 +333,35 @@ class BabiTask(Task):
             total, count = role_sum[:, r].sum(0).tolist()
             if count:
                 result[f"ponder_{role}"] = total / count
+        if attention_stats:
+            look = in_place(looks)  # [N, 6]
+            for task in self.tasks:
+                mean = look[data.task == task].mean(0).tolist()
+                for name, value in zip(ATTENTION_COLUMNS, mean):
+                    result[f"task{task}/{name}"] = value
         result["mean_error"] = sum(errors) / len(errors)
         result["failed_tasks"] = sum(e > 5.0 for e in errors)
         result["score"] = -result["mean_error"]
         if self.notes:
             result["notes"] = list(self.notes)
         return result
+
+    @staticmethod
+    def _question_attention(steps: list[dict[str, Tensor]], stats: HaltingStats, support_rank: Tensor) -> Tensor:
+        """``[B, 6]``: the question's attention (mean over heads and over the steps it took) on
+        supporting facts 1, 2, 3 (as listed), on the other facts and on itself, and the number of
+        facts (ATTENTION_COLUMNS)."""
+        looks = torch.stack([w["self"][:, :, -1].float().mean(1) for w in steps], 1).cpu()  # [B, S, L]
+        taken = stats.n_updates[:, -1].cpu().ceil().clamp(1, looks.shape[1])  # the question's steps
+        live = (torch.arange(looks.shape[1])[None] < taken[:, None]).float()  # [B, S]
+        look = (looks * live[..., None]).sum(1) / live.sum(1, keepdim=True)  # [B, L]
+        rank = support_rank[:, -look.shape[1]:]  # the batch kept the newest slots
+        real = torch.ones_like(look, dtype=torch.bool) if stats.padding is None else ~stats.padding.cpu()
+        fact = real.clone()
+        fact[:, -1] = False
+        columns = [(look * rank.eq(k)).sum(1) for k in (1, 2, 3)]
+        columns += [(look * (fact & rank.eq(0))).sum(1), look[:, -1], fact.sum(1).float()]
+        return torch.stack(columns, 1).double()
 
     @classmethod
     def report(cls, roots: dict[str, Path], *, length: int | None = None, ponder: bool = False, runs: bool = False) -> str:
