@@ -196,11 +196,21 @@ def test_batches_drop_unused_fact_slots_and_the_model_computes_the_same():
     torch.testing.assert_close(trimmed.ponder_cost, full.ponder_cost, atol=1e-6, rtol=0)
 
 
+def _task2_with_act_model(num_steps: int, seed: int, **options) -> tuple[BabiTask, UTStoryQA]:
+    """Task 2 of the 1k set with a memory of 10 facts, and a small untrained UT+ACT story model for it."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2], "memory_size": 10,
+                     "eval_batch_size": 64, **options}, seed=0)
+    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=num_steps,
+                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
+    torch.manual_seed(seed)
+    return task, UTStoryQA(cfg).eval()
+
+
 @needs_data
 def test_ponder_time_by_role_supporting_other_question():
     """The halting-pattern study: mean ponder of supporting facts, other facts and the question."""
-    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2], "memory_size": 10,
-                     "eval_batch_size": 64}, seed=0)
+    task, model = _task2_with_act_model(num_steps=3, seed=1)
     raw = task._load()["validation"]
     data = task.splits["validation"]
     for i in (0, 7, 30):  # roles mark the supporting facts the file names, where memory holds them
@@ -208,11 +218,6 @@ def test_ponder_time_by_role_supporting_other_question():
         kept = min(len(ex.facts), 10)
         assert roles[-1] == 3 and int((roles[:-1] > 0).sum()) == kept
         assert int((roles == 1).sum()) == sum(s >= len(ex.facts) - 10 for s in ex.supporting)
-    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
-                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=3,
-                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
-    torch.manual_seed(1)
-    model = UTStoryQA(cfg).eval()
     result = task.evaluate(model, "validation")
     sums = {1: [], 2: [], 3: []}
     with torch.no_grad():
@@ -232,14 +237,8 @@ def test_attention_stats_where_the_question_looks():
     on each listed supporting fact, the other facts and itself, recomputed here one story at a
     time from the raw file's supporting ids (memory slots placed independently)."""
     memory = 10
-    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2], "memory_size": memory,
-                     "eval_batch_size": 64, "attention_stats": True}, seed=0)
+    task, model = _task2_with_act_model(num_steps=4, seed=3, attention_stats=True)
     raw, data = task._load()["validation"], task.splits["validation"]
-    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
-                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=4,
-                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
-    torch.manual_seed(3)
-    model = UTStoryQA(cfg).eval()
     result = task.evaluate(model, "validation")
     totals = torch.zeros(6, dtype=torch.float64)
     with torch.no_grad():

@@ -214,14 +214,14 @@ class BabiTask(Task):
                 latest[i] = answer_index[baseline]
             recent = ex.facts[-f:]
             first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
-            supporting = set(ex.supporting)
             for k, s in enumerate(ex.supporting, start=1):
                 if s >= first:  # a supporting fact older than the memory keeps no slot
                     support_rank[i, f - len(recent) + s - first] = k
             for j, sentence in enumerate(recent):  # right-aligned: the newest fact sits just before the question
+                slot = f - len(recent) + j
                 ids = self._ids(sentence)
-                facts[i, f - len(recent) + j, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-                roles[i, f - len(recent) + j] = ROLES.index("supporting" if first + j in supporting else "other")
+                facts[i, slot, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+                roles[i, slot] = ROLES.index("supporting" if support_rank[i, slot] else "other")
             ids = self._ids(ex.question)
             question[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
         return EncodedSplit(
