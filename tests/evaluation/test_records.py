@@ -142,6 +142,9 @@ def test_load_records_sorted_and_errors_name_the_file(tmp_path):
     published = tmp_path / "models" / "lte" / "copy-ut" / "best"  # `ut publish`: models, not records
     published.mkdir(parents=True)
     (published / "config.json").write_text('{"d_model": 64}')
+    analysis = tmp_path / "examples" / "step-offsets"  # an analysis script's output: not a record
+    analysis.mkdir(parents=True)
+    (analysis / "teacher-forced.json").write_text('{"accuracy": {}}')
     records = load_records(tmp_path)
     assert [(r.experiment, r.seeds) for r in records] == [
         ("algorithmic/reverse-ut", [0]), ("algorithmic/reverse-ut", [1]), ("babi/en/ut/task2", [0])]

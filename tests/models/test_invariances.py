@@ -108,6 +108,43 @@ def test_cached_decoding_equals_full_recomputation_seq2seq(name):
     torch.testing.assert_close(cached, full, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["ut", "act-packed", "act-dense", "transformer"])
+@pytest.mark.parametrize("shape", ["example", "stack", "step"])
+def test_cached_decoding_with_position_offsets_equals_full_recomputation(name, shape):
+    """Offsets given to ``prefill`` stay in the cache: every new token continues the target's
+    shifted positions (per step, each step its own), as the teacher-forced pass has them; beam
+    search's row reordering carries them along."""
+    model = _build(UniversalTransformer, name).eval()
+    src = _tokens(3, 7)
+    tgt = torch.cat((torch.full((3, 1), 1), _tokens(3, 6)), dim=1)
+    steps = model.recurrent_steps
+    offsets = {"example": torch.tensor([0, 5, 300]), "stack": torch.tensor([[3, 90], [0, 7], [41, 2]]),
+               "step": torch.randint(0, 400, (3, 2, steps))}[shape]
+    with torch.no_grad():
+        full = model(src, tgt, position_offset=offsets).logits
+        state, first = model.prefill(src, tgt[:, :1], position_offset=offsets)
+        cached = torch.cat([first[:, None], *(model.decode_step(t, state) for t in tgt[:, 1:].split(1, dim=1))], dim=1)
+        torch.testing.assert_close(cached, full, atol=1e-5, rtol=1e-5)
+        assert not torch.allclose(full, model(src, tgt).logits)  # the offsets do move the positions
+        state, _ = model.prefill(src, tgt[:, :3], position_offset=offsets)
+        state.reorder(torch.tensor([2, 2, 0]))
+        moved = model.decode_step(tgt[[2, 2, 0], 3:4], state)[:, 0]
+    torch.testing.assert_close(moved, full[[2, 2, 0], 3], atol=1e-5, rtol=1e-5)
+
+
+def test_packed_act_equals_dense_act_with_positions_per_step():
+    """Halted positions keep serving as keys and values; with offsets drawn per step their
+    step input changes in position as well as in timestep, which the packed loop must see."""
+    packed, dense = _build(UniversalTransformer, "act-packed").eval(), _build(UniversalTransformer, "act-dense").eval()
+    dense.load_state_dict(packed.state_dict())
+    src, tgt = _tokens(3, 9), _tokens(3, 8)
+    offsets = torch.randint(0, 400, (3, 2, packed.recurrent_steps))
+    with torch.no_grad():
+        a, b = packed(src, tgt, position_offset=offsets), dense(src, tgt, position_offset=offsets)
+    assert b.halting["encoder"].n_updates.min() < b.halting["encoder"].n_updates.max()  # some halt earlier
+    torch.testing.assert_close(a.logits, b.logits, atol=1e-5, rtol=1e-5)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_cached_decoding_equals_full_recomputation_lm(name):
     model = _build(UTLanguageModel, name).eval()

@@ -157,7 +157,7 @@ def test_bf16_autocast_tracks_fp32(tmp_path):
 
 
 def test_position_offsets_are_drawn_from_seed_and_step():
-    from universal_transformer.training.trainer import position_offsets
+    from universal_transformer.training.offsets import position_offsets
 
     a = position_offsets(0, 5, 64, maximum=400, per="example")
     assert torch.equal(a, position_offsets(0, 5, 64, maximum=400, per="example"))  # pure in (seed, step)

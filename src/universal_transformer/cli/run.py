@@ -17,7 +17,12 @@ from ..models import PretrainedModel
 from ..registry import build_task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
 from ..training.distributed import shutdown_distributed
+from ..training.offsets import evaluated
 from ..training.trainer import Trainer
+
+
+# What `ut eval --set` may change: how the model is evaluated, never what it was trained as.
+EVAL_TIME_OPTIONS = ("task.", "train.eval_position_offsets")
 
 
 def add_run_parsers(commands: argparse._SubParsersAction) -> None:
@@ -58,7 +63,9 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", type=Path)
     p.add_argument("--split", default="test", help="validation or test (default test)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override task options, e.g. --set 'task.test_lengths=[400,800]'")
+                   help="override task options, e.g. --set 'task.test_lengths=[400,800]'; or "
+                   "--set train.eval_position_offsets=true (offsets drawn as in training, for models trained "
+                   "with train.position_offset_per=step)")
     p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
@@ -168,9 +175,9 @@ def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     path = run_dir / "config.yaml"
     if not path.is_file():
         raise ConfigError(f"{path}: not found; is {run_dir} a run directory written by 'ut train'?")
-    bad = [o for o in overrides if not o.split("=", 1)[0].strip().startswith("task.")]
+    bad = [o for o in overrides if not o.split("=", 1)[0].strip().startswith(EVAL_TIME_OPTIONS)]
     if bad:
-        raise ConfigError(f"--set {bad[0]!r}: only task options can change at evaluation time")
+        raise ConfigError(f"--set {bad[0]!r}: only task options and train.eval_position_offsets can change at evaluation time")
     import yaml
 
     data = apply_overrides(yaml.safe_load(path.read_text()), overrides)
@@ -197,7 +204,7 @@ def run_eval(args: argparse.Namespace) -> int:
     experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
-    metrics = task.evaluate(model, args.split)
+    metrics = task.evaluate(evaluated(model, experiment.train), args.split)
     if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
         metrics["inference_steps"] = args.steps
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")

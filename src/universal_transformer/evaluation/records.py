@@ -252,11 +252,12 @@ def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict
 
 
 PUBLISHED_MODELS = "models"  # RESULTS/models/NAME: published models (`ut publish`), not records
+EXAMPLES = "examples"  # RESULTS/examples/NAME: decodings and analyses of recorded models (their scripts' outputs)
 
 
 def load_records(root: str | Path) -> list[RunRecord]:
     """Every ``*.json`` record under ``root`` (recursively, except the published models in
-    ``root/models``), sorted by experiment name, then seeds. A malformed file, or two files
+    ``root/models`` and the analyses in ``root/examples``), sorted by experiment name, then seeds. A malformed file, or two files
     recording the same experiment and seeds, is a :class:`RecordError` naming the file(s)."""
     root = Path(root)
     if not root.is_dir():
@@ -264,7 +265,7 @@ def load_records(root: str | Path) -> list[RunRecord]:
     found: dict[tuple[str, tuple[int, ...]], Path] = {}
     records = []
     for path in sorted(root.rglob("*.json")):
-        if path.relative_to(root).parts[0] == PUBLISHED_MODELS:
+        if path.relative_to(root).parts[0] in (PUBLISHED_MODELS, EXAMPLES):
             continue
         record = RunRecord.load(path)
         key = (record.experiment, tuple(record.seeds))

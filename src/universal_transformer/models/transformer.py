@@ -197,9 +197,7 @@ class UniversalTransformer(_UTBase):
         """``position_offset [B]`` shifts every position of an example (source and target alike);
         ``[B, 2]`` shifts the source by column 0 and the target by column 1; ``[B, 2, S]`` does
         so with offsets drawn anew for each recurrent step ``1..S`` (``S >= recurrent_steps``)."""
-        src_offset = tgt_offset = position_offset
-        if position_offset is not None and position_offset.dim() >= 2:
-            src_offset, tgt_offset = position_offset.unbind(1)
+        src_offset, tgt_offset = self._stack_offsets(position_offset)
         enc = self.encode(src, need_weights=need_weights, position_offset=src_offset)
         logits, dec = self.decode(
             tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=tgt_offset
@@ -208,10 +206,23 @@ class UniversalTransformer(_UTBase):
 
     # -- incremental decoding (see universal_transformer.generation) --------------------
 
-    def start_decoding(self, src: Tensor) -> DecodingState:
-        enc = self.encode(src)
+    @staticmethod
+    def _stack_offsets(position_offset: Tensor | None) -> tuple[Tensor | None, Tensor | None]:
+        """(source, target) offsets: ``[B]`` serves both stacks; ``[B, 2, ...]`` gives each its column."""
+        if position_offset is not None and position_offset.dim() >= 2:
+            src_offset, tgt_offset = position_offset.unbind(1)
+            return src_offset, tgt_offset
+        return position_offset, position_offset
+
+    def start_decoding(self, src: Tensor, *, position_offset: Tensor | None = None) -> DecodingState:
+        """Encode ``src``; ``position_offset`` as in :meth:`forward` (the target's part stays in
+        the cache, so that every new token continues its positions)."""
+        src_offset, tgt_offset = self._stack_offsets(position_offset)
+        enc = self.encode(src, position_offset=src_offset)
         state = DecodingState(self.decoder.new_cache(), enc.halting.padding)
         state.cache.memory_kv = [blk.memory_kv(enc.hidden) for blk in self.decoder.blocks]
+        if tgt_offset is not None:
+            state.cache.position_offset = tgt_offset.to(src.device)
         return state
 
     def decode_step(self, tokens: Tensor, state: DecodingState) -> Tensor:
@@ -219,9 +230,11 @@ class UniversalTransformer(_UTBase):
         logits, _ = self.decode(tokens, None, state.memory_padding, cache=state.cache)
         return logits
 
-    def prefill(self, src: Tensor, prefix: Tensor | None = None) -> tuple[DecodingState, Tensor]:
+    def prefill(
+        self, src: Tensor, prefix: Tensor | None = None, *, position_offset: Tensor | None = None
+    ) -> tuple[DecodingState, Tensor]:
         """Encode ``src`` and feed ``bos`` (or a target ``prefix``); returns the state and next-token logits."""
-        state = self.start_decoding(src)
+        state = self.start_decoding(src, position_offset=position_offset)
         if prefix is None:
             prefix = src.new_full((src.shape[0], 1), self.config.bos_id)
         return state, self.decode_step(prefix, state)[:, -1]

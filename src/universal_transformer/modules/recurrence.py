@@ -69,6 +69,9 @@ class StackCache:
     memory_kv: list[tuple[Tensor, Tensor]] | None = None
     padding: Tensor | None = None
     length: int = 0
+    # Position offsets of the rows ([B], or [B, S] one per step) when decoding continues
+    # positions that do not start at 0 (offsets drawn at evaluation, training/offsets.py).
+    position_offset: Tensor | None = None
 
     @classmethod
     def empty(cls, num_steps: int) -> "StackCache":
@@ -85,6 +88,8 @@ class StackCache:
             self.memory_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.memory_kv]
         if self.padding is not None:
             self.padding = self.padding.index_select(0, index)
+        if self.position_offset is not None:
+            self.position_offset = self.position_offset.index_select(0, index)
 
 
 @dataclass
@@ -202,20 +207,20 @@ class RecurrentStack(nn.Module):
         """Run the recurrence on embedded inputs ``h = H^0 [B, L, d]``.
 
         ``padding [B, L]`` is True at padding positions; ``positions [B, L]`` are the
-        position ids (default ``0..L-1``, after the cached ones), or ``[B, S, L]`` one set per
-        step for at least the ``S >= total_steps`` steps the stack may run (training only: not
-        with a cache); ``memory`` is the encoder output for cross-attention; ``cache`` enables
+        position ids (default ``0..L-1``, after the cached ones, shifted by the cache's
+        ``position_offset`` if it has one), or ``[B, S, L]`` one set per step for at least the
+        ``S >= total_steps`` steps the stack may run (not with a cache: there they come from
+        its offsets); ``memory`` is the encoder output for cross-attention; ``cache`` enables
         incremental decoding.
         """
         b, n, _ = h.shape
-        if positions is not None and positions.dim() == 3:
-            if cache is not None:
-                raise ValueError("positions per step [B, S, L] are a training-time augmentation; not with a decoding cache")
-            if positions.shape[1] < self.total_steps:
-                raise ValueError(
-                    f"positions for {positions.shape[1]} steps, but the stack may run {self.total_steps} steps"
-                )
         start = cache.length if cache is not None else 0
+        if cache is not None and positions is not None:
+            raise ValueError("with a decoding cache positions continue the cached ones (cache.position_offset + index)")
+        if cache is not None and cache.position_offset is not None:
+            positions = cache.position_offset.unsqueeze(-1) + torch.arange(start, start + n, device=h.device)
+        if positions is not None and positions.dim() == 3 and positions.shape[1] < self.total_steps:
+            raise ValueError(f"positions for {positions.shape[1]} steps, but the stack may run {self.total_steps} steps")
         # Sequence indices build causal masks; one new token after the cache needs none (it
         # sees every key), so incremental decoding without ACT skips them.
         indexed = self.act or (self.causal and n > 1)
@@ -345,8 +350,10 @@ class RecurrentStack(nn.Module):
         if self.uses_packed_act(ctx.need_weights):
             cfg = self.config
             # Post-norm attends over X itself, which is linear in the timestep signal: frozen
-            # positions then need no new key/value projection (see FrozenKeyValues).
-            frozen = FrozenKeyValues() if cfg.norm == "post" and cfg.embed_every_step else None
+            # positions then need no new key/value projection (see FrozenKeyValues). Not when
+            # the positions too change from step to step (offsets drawn per step).
+            per_step_positions = ctx.positions is not None and ctx.positions.dim() == 3
+            frozen = FrozenKeyValues() if cfg.norm == "post" and cfg.embed_every_step and not per_step_positions else None
             out, act = packed_dynamic_halting(
                 h, ctx.padding, **common,
                 transform_rows=lambda step, x, rows, valid, kv: self._step(step, x, ctx, rows=rows, valid=valid, kv=kv),

@@ -61,6 +61,10 @@ class TrainConfig:
     # absolute meaning across steps; it draws one per batch, in 0..length-1).
     max_position_offset: int = 0
     position_offset_per: str = "example"
+    # Evaluate (validation, test, `ut eval`) with offsets drawn as in training, as
+    # tensor2tensor's position_start_index="random" does at every call; a model trained with
+    # offsets per step needs them (training/offsets.py). Off: positions 0..L-1.
+    eval_position_offsets: bool = False
     # Execution choices that leave the model's function unchanged.
     act_packed: bool = True
     gradient_checkpointing: bool = False
@@ -87,6 +91,8 @@ class TrainConfig:
             raise ConfigError(
                 f"train.position_offset_per must be 'example', 'batch', 'stack' or 'step', got {self.position_offset_per!r}"
             )
+        if self.eval_position_offsets and not self.max_position_offset:
+            raise ConfigError("train.eval_position_offsets draws offsets as in training: it needs train.max_position_offset >= 1")
 
 
 @dataclass

@@ -44,6 +44,7 @@ from ..tasks.base import Task
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import ExperimentConfig, TrainConfig
 from .distributed import DistributedContext, all_reduce_flag, init_distributed
+from .offsets import evaluated, position_offsets
 from .schedules import lr_multiplier
 
 # Changing these between a run and its resumption is allowed: they do not alter the
@@ -112,26 +113,6 @@ def resolve_precision(cfg: TrainConfig, device: torch.device, d_model: int | Non
             raise ConfigError(f"train.precision=bf16: {problem}. Use precision fp32 (or auto), or set "
                               "train.allow_slow_bf16=true to run it anyway")
     return cfg.precision
-
-
-def position_offsets(seed: int, step: int, size: int, *, maximum: int, per: str, steps: int = 0) -> torch.Tensor:
-    """Random position offsets in ``0..maximum`` for the batch of ``step``: a pure function of
-    ``(seed, step)``, so resuming and data parallelism see the same ones.
-
-    ``per="example"``: ``[size]``, one per example, shared by its source and target;
-    ``"batch"``: one for the whole batch; ``"stack"``: ``[size, 2]``, independent offsets for
-    the source (column 0) and the target (column 1) of each example; ``"step"``:
-    ``[size, 2, steps]``, independent for each example, stack and recurrent step (as
-    tensor2tensor's ``position_start_index="random"`` draws a start index at every step)."""
-    gen = torch.Generator().manual_seed((seed * 1_000_003 + step) * 7 + 3)
-    if per == "stack":
-        return torch.randint(0, maximum + 1, (size, 2), generator=gen)
-    if per == "step":
-        if steps < 1:
-            raise ValueError("position_offset_per='step' needs the number of recurrent steps")
-        return torch.randint(0, maximum + 1, (size, 2, steps), generator=gen)
-    draws = torch.randint(0, maximum + 1, (size if per == "example" else 1,), generator=gen)
-    return draws.expand(size).contiguous()
 
 
 class Trainer:
@@ -302,7 +283,7 @@ class Trainer:
 
     def evaluate(self, split: str) -> dict[str, Any]:
         was_training = self.model.training
-        metrics = self.task.evaluate(self.model, split)
+        metrics = self.task.evaluate(evaluated(self.model, self.cfg), split)
         self.model.train(was_training)
         return metrics
 
@@ -310,7 +291,7 @@ class Trainer:
         """Evaluate the best model on validation so far (``RUN_DIR/best``), else the current one."""
         best_dir = self.run_dir / "best"
         model = PretrainedModel.from_pretrained(best_dir).to(self.ctx.device) if best_dir.is_dir() else self.model
-        return self.task.evaluate(model, split)
+        return self.task.evaluate(evaluated(model, self.cfg), split)
 
     def fit(self) -> dict[str, Any]:
         """Train until ``train.steps`` (or early stopping, ``train.stop_at_score``, or

@@ -1,0 +1,67 @@
+"""Position offsets drawn at evaluation (``train.eval_position_offsets``; training/offsets.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import yaml
+
+from universal_transformer.config import ConfigError
+from universal_transformer.models import UTLanguageModel
+from universal_transformer.training.config import ExperimentConfig
+from universal_transformer.training.offsets import DrawnPositionOffsets, position_offsets
+from universal_transformer.training.trainer import Trainer
+
+from .conftest import TINY, run_ut
+
+
+def _experiment(**train):
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["train"].update(steps=6, eval_every=3, position_offset_per="step", **train)
+    return ExperimentConfig.from_dict(data, source="offsets.yaml")
+
+
+def test_offsets_at_evaluation_need_offsets_in_training():
+    with pytest.raises(ConfigError, match="eval_position_offsets.*max_position_offset >= 1"):
+        _experiment(max_position_offset=0, eval_position_offsets=True)
+
+
+def test_drawn_offsets_change_the_evaluation_and_repeat_it(tmp_path):
+    """The same model scored with offsets drawn as in training: other numbers than with positions
+    0..L-1 (greedy and teacher-forced alike), the same numbers at every evaluation."""
+    trainer = Trainer(_experiment(eval_position_offsets=True), tmp_path / "run", progress=False)
+    for _ in range(6):
+        trainer.train_step()
+    drawn = trainer.evaluate("test")
+    assert trainer.evaluate("test") == drawn
+    trainer.cfg.eval_position_offsets = False
+    aligned = trainer.evaluate("test")
+    assert drawn["teacher_forced/len12/loss"] != aligned["teacher_forced/len12/loss"]
+    assert drawn.keys() == aligned.keys()
+    model = trainer.model.eval()
+    wrapped = DrawnPositionOffsets(model, maximum=8, per="step", seed=0)
+    src = torch.randint(3, 13, (4, 5))
+    with torch.no_grad():
+        _, logits = wrapped.prefill(src)  # the first call's draw; the decoder keeps its part
+        expected = position_offsets(0, 1, 4, maximum=8, per="step", steps=model.recurrent_steps)
+        torch.testing.assert_close(logits, model.prefill(src, position_offset=expected)[1])
+        assert not torch.allclose(logits, model.prefill(src)[1])
+    with pytest.raises(ConfigError, match="need an encoder-decoder; UTLanguageModel"):
+        DrawnPositionOffsets(UTLanguageModel(trainer.model.config), maximum=8, per="step", seed=0)
+
+
+def test_ut_eval_draws_offsets_on_request_and_changes_nothing_else(tmp_path):
+    run = tmp_path / "run"
+    Trainer(_experiment(), run, progress=False).fit()
+    aligned = run_ut("eval", str(run), "--split", "test", "--threads", "1")
+    assert aligned.returncode == 0, aligned.stderr
+    aligned_metrics = json.loads((run / "eval-test.json").read_text())
+    drawn = run_ut("eval", str(run), "--split", "test", "--threads", "1", "--set", "train.eval_position_offsets=true")
+    assert drawn.returncode == 0, drawn.stderr
+    drawn_metrics = json.loads((run / "eval-test.json").read_text())
+    assert drawn_metrics["teacher_forced/len12/loss"] != aligned_metrics["teacher_forced/len12/loss"]
+    refused = run_ut("eval", str(run), "--split", "test", "--set", "train.lr=0.1")
+    assert refused.returncode == 2
+    assert "only task options and train.eval_position_offsets can change at evaluation time" in refused.stderr
