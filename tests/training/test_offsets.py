@@ -52,16 +52,20 @@ def test_drawn_offsets_change_the_evaluation_and_repeat_it(tmp_path):
         DrawnPositionOffsets(UTLanguageModel(trainer.model.config), maximum=8, per="step", seed=0)
 
 
-def test_ut_eval_draws_offsets_on_request_and_changes_nothing_else(tmp_path):
+def test_ut_eval_and_generate_follow_the_run_and_eval_can_override_it(tmp_path):
     run = tmp_path / "run"
-    Trainer(_experiment(), run, progress=False).fit()
-    aligned = run_ut("eval", str(run), "--split", "test", "--threads", "1")
-    assert aligned.returncode == 0, aligned.stderr
-    aligned_metrics = json.loads((run / "eval-test.json").read_text())
-    drawn = run_ut("eval", str(run), "--split", "test", "--threads", "1", "--set", "train.eval_position_offsets=true")
+    Trainer(_experiment(eval_position_offsets=True), run, progress=False).fit()
+    drawn = run_ut("eval", str(run), "--split", "test", "--threads", "1")
     assert drawn.returncode == 0, drawn.stderr
     drawn_metrics = json.loads((run / "eval-test.json").read_text())
+    aligned = run_ut("eval", str(run), "--split", "test", "--threads", "1", "--set", "train.eval_position_offsets=false")
+    assert aligned.returncode == 0, aligned.stderr
+    aligned_metrics = json.loads((run / "eval-test.json").read_text())
     assert drawn_metrics["teacher_forced/len12/loss"] != aligned_metrics["teacher_forced/len12/loss"]
+    for beam in ([], ["--beam", "2"]):
+        generated = run_ut("generate", str(run), "--input", "1234", *beam)
+        assert generated.returncode == 0, generated.stderr
+        assert set(generated.stdout.strip()) <= set("0123456789")
     refused = run_ut("eval", str(run), "--split", "test", "--set", "train.lr=0.1")
     assert refused.returncode == 2
     assert "only task options and train.eval_position_offsets can change at evaluation time" in refused.stderr

@@ -304,7 +304,9 @@ def run_generate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     experiment = _load_run(args.run_dir, [])
     task = build_task(experiment.task, seed=experiment.train.seed)
-    model = _load_model(args.run_dir, None, "cpu", steps=args.steps)
+    # As evaluation sees it: a run with train.eval_position_offsets decodes with drawn offsets
+    # (drawn per batch of inputs, so there --batch-size changes the draws).
+    model = evaluated(_load_model(args.run_dir, None, "cpu", steps=args.steps), experiment.train)
     if args.input is not None:
         texts = [args.input]
     elif str(args.input_file) == "-":
