@@ -21,8 +21,9 @@ from ..training.offsets import evaluated
 from ..training.trainer import Trainer
 
 
-# What `ut eval --set` may change: how the model is evaluated, never what it was trained as.
-EVAL_TIME_OPTIONS = ("task.", "train.eval_position_offsets")
+def _eval_time_option(key: str) -> bool:
+    """What `ut eval --set` may change: how the model is evaluated, never what it was trained as."""
+    return key.startswith("task.") or key == "train.eval_position_offsets"
 
 
 def add_run_parsers(commands: argparse._SubParsersAction) -> None:
@@ -175,7 +176,7 @@ def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     path = run_dir / "config.yaml"
     if not path.is_file():
         raise ConfigError(f"{path}: not found; is {run_dir} a run directory written by 'ut train'?")
-    bad = [o for o in overrides if not o.split("=", 1)[0].strip().startswith(EVAL_TIME_OPTIONS)]
+    bad = [o for o in overrides if not _eval_time_option(o.split("=", 1)[0].strip())]
     if bad:
         raise ConfigError(f"--set {bad[0]!r}: only task options and train.eval_position_offsets can change at evaluation time")
     import yaml

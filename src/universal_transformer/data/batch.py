@@ -15,6 +15,19 @@ import torch
 from torch import Tensor
 
 
+def add_offsets(old: Tensor | None, new: Tensor | None) -> Tensor | None:
+    """Position offsets that add up: ``[B]`` (every position of an example), ``[B, 2]``
+    (source, target) or ``[B, 2, S]`` (and each recurrent step); the coarser one is broadcast
+    over the finer one's trailing dimensions."""
+    if old is None or new is None:
+        return new if old is None else old
+    while old.dim() < new.dim():
+        old = old.unsqueeze(-1)
+    while new.dim() < old.dim():
+        new = new.unsqueeze(-1)
+    return old + new
+
+
 class Batch(ABC):
     """A batch the trainer can split across devices and accumulation steps.
 
@@ -46,14 +59,7 @@ class Batch(ABC):
         """The batch with its positions shifted by ``offset`` more (offsets add up): ``[B]``,
         ``[B, 2]`` for separate source and target offsets of an encoder-decoder, or
         ``[B, 2, S]`` for separate ones at each recurrent step too."""
-        if offset is not None and self.position_offset is not None:
-            old = self.position_offset
-            while old.dim() < offset.dim():
-                old = old.unsqueeze(-1)
-            while offset.dim() < old.dim():
-                offset = offset.unsqueeze(-1)
-            offset = old + offset
-        return replace(self, position_offset=offset)  # type: ignore[type-var]
+        return replace(self, position_offset=add_offsets(self.position_offset, offset))  # type: ignore[type-var]
 
     def select(self, rows: slice) -> "Batch":
         """A sub-batch of rows (for data parallelism and gradient accumulation)."""

@@ -168,6 +168,8 @@ class UniversalTransformer(_UTBase):
         need_weights: bool = False,
         position_offset: Tensor | None = None,
     ) -> tuple[Tensor, StackOutput]:
+        if cache is not None and position_offset is not None:
+            raise ValueError("with a decoding cache the target's offsets are the cache's (start_decoding(position_offset=...))")
         padding = self._padding(tgt_in) if cache is None else None
         h = self.embedding_dropout(self.target_embedding(tgt_in))
         out = self.decoder(

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
+from ..data.batch import add_offsets
 from .config import TrainConfig
 
 
@@ -47,26 +48,36 @@ class DrawnPositionOffsets(nn.Module):
     """``model`` with position offsets drawn as in training at every call: its forward pass
     (teacher forcing) and, for an encoder-decoder, ``prefill`` (the offsets of the target
     stay with the decoding state, so that every new token continues the same positions).
+    Offsets a caller passes (a task's own shift) get the draw added, as in training. Every
+    other attribute is the model's.
 
-    The draws are :func:`position_offsets` of ``seed`` and a call counter, so an evaluation
-    is reproducible: a fresh wrapper draws the same offsets for the same calls.
+    The draws are :func:`position_offsets` of ``seed`` and a call counter (apart from every
+    training step's), so an evaluation is reproducible: a fresh wrapper draws the same offsets
+    for the same sequence of calls (another order of calls, e.g. other test lengths before this
+    one, draws others).
     """
+
+    FIRST_DRAW = 1 << 40  # the counter's start: past any training step, so never a batch's draw
 
     def __init__(self, model: nn.Module, *, maximum: int, per: str, seed: int) -> None:
         super().__init__()
         if maximum < 1:
             raise ConfigError("offsets drawn at evaluation need train.max_position_offset >= 1")
-        if per in ("stack", "step") and "position_offset" not in inspect.signature(
-                getattr(model, "start_decoding", lambda: None)).parameters:
+        if per in ("stack", "step") and not _takes_offsets(getattr(model, "start_decoding", None)):
             raise ConfigError(f"position_offset_per={per!r} offsets at evaluation need an encoder-decoder; "
                               f"{type(model).__name__} is not one")
+        if hasattr(model, "prefill") and not _takes_offsets(model.prefill):
+            raise ConfigError(f"a {type(model).__name__} cannot decode with drawn position offsets "
+                              "(train.eval_position_offsets)")
         self.model = model
         self.maximum, self.per, self.seed = maximum, per, seed
-        self.calls = 0
+        self.calls = self.FIRST_DRAW
 
-    @property
-    def config(self) -> Any:
-        return self.model.config
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)  # parameters, buffers, submodules (self.model)
+        except AttributeError:
+            return getattr(self.model, name)  # config, encoder, recurrent_steps, ...
 
     def draw(self, size: int) -> Tensor:
         """Offsets for the next call's ``size`` examples."""
@@ -76,16 +87,19 @@ class DrawnPositionOffsets(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         inputs = next(x for x in (*args, *kwargs.values()) if isinstance(x, Tensor))  # [B, ...]
-        kwargs.setdefault("position_offset", self.draw(inputs.shape[0]).to(inputs.device))
+        drawn = self.draw(inputs.shape[0]).to(inputs.device)
+        kwargs["position_offset"] = add_offsets(kwargs.get("position_offset"), drawn)
         return self.model(*args, **kwargs)
 
     def prefill(self, src: Tensor, prefix: Tensor | None = None) -> Any:
-        if "position_offset" not in inspect.signature(self.model.prefill).parameters:
-            raise ConfigError(f"a {type(self.model).__name__} cannot decode with drawn position offsets")
         return self.model.prefill(src, prefix, position_offset=self.draw(src.shape[0]).to(src.device))
 
     def decode_step(self, tokens: Tensor, state: Any) -> Tensor:
         return self.model.decode_step(tokens, state)
+
+
+def _takes_offsets(method: Any) -> bool:
+    return method is not None and "position_offset" in inspect.signature(method).parameters
 
 
 def evaluated(model: nn.Module, cfg: TrainConfig) -> nn.Module:

@@ -156,6 +156,7 @@ class Trainer:
                     f"{experiment.model_class} has none"
                 )
             self._offset_steps = self.model.recurrent_steps
+        evaluated(self.model, self.cfg)  # a model that cannot be evaluated as configured fails now, not at step 1000
         if hasattr(self.model, "configure_runtime"):
             self.model.configure_runtime(act_packed=self.cfg.act_packed, gradient_checkpointing=self.cfg.gradient_checkpointing)
         # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
