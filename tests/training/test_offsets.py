@@ -47,6 +47,7 @@ def test_drawn_offsets_change_the_evaluation_and_repeat_it(tmp_path):
         _, logits = wrapped.prefill(src)  # the first call's draw; the decoder keeps its part
         expected = position_offsets(0, wrapped.FIRST_DRAW + 1, 4, maximum=8, per="step", steps=model.recurrent_steps)
         torch.testing.assert_close(logits, model.prefill(src, position_offset=expected)[1])
+        assert not torch.equal(expected, position_offsets(0, 1, 4, maximum=8, per="step", steps=model.recurrent_steps))
         assert not torch.allclose(logits, model.prefill(src)[1])
     with pytest.raises(ConfigError, match="need an encoder-decoder; UTLanguageModel"):
         DrawnPositionOffsets(UTLanguageModel(trainer.model.config), maximum=8, per="step", seed=0)

@@ -57,7 +57,9 @@ class DrawnPositionOffsets(nn.Module):
     one, draws others).
     """
 
-    FIRST_DRAW = 1 << 40  # the counter's start: past any training step, so never a batch's draw
+    # The counter's start: past any training step and apart from every one modulo 2**32 (torch's
+    # CPU generator keeps 32 bits of its seed), so no evaluation draw repeats a training batch's.
+    FIRST_DRAW = 1 << 31
 
     def __init__(self, model: nn.Module, *, maximum: int, per: str, seed: int) -> None:
         super().__init__()
