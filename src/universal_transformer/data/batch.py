@@ -19,8 +19,10 @@ def add_offsets(old: Tensor | None, new: Tensor | None) -> Tensor | None:
     """Position offsets that add up: ``[B]`` (every position of an example), ``[B, 2]``
     (source, target) or ``[B, 2, S]`` (and each recurrent step); the coarser one is broadcast
     over the finer one's trailing dimensions."""
-    if old is None or new is None:
-        return new if old is None else old
+    if old is None:
+        return new
+    if new is None:
+        return old
     while old.dim() < new.dim():
         old = old.unsqueeze(-1)
     while new.dim() < old.dim():

@@ -212,8 +212,7 @@ class UniversalTransformer(_UTBase):
     def _stack_offsets(position_offset: Tensor | None) -> tuple[Tensor | None, Tensor | None]:
         """(source, target) offsets: ``[B]`` serves both stacks; ``[B, 2, ...]`` gives each its column."""
         if position_offset is not None and position_offset.dim() >= 2:
-            src_offset, tgt_offset = position_offset.unbind(1)
-            return src_offset, tgt_offset
+            return position_offset[:, 0], position_offset[:, 1]
         return position_offset, position_offset
 
     def start_decoding(self, src: Tensor, *, position_offset: Tensor | None = None) -> DecodingState:

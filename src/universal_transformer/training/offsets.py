@@ -94,10 +94,8 @@ class DrawnPositionOffsets(nn.Module):
         return self.model(*args, **kwargs)
 
     def prefill(self, src: Tensor, prefix: Tensor | None = None) -> Any:
+        # decode_step needs no draw (the offsets stay in the state): it is the model's, via __getattr__
         return self.model.prefill(src, prefix, position_offset=self.draw(src.shape[0]).to(src.device))
-
-    def decode_step(self, tokens: Tensor, state: Any) -> Tensor:
-        return self.model.decode_step(tokens, state)
 
 
 def _takes_offsets(method: Any) -> bool:
