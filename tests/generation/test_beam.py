@@ -47,7 +47,8 @@ def _model(name: str, vocab: int = 13):
         model = UTLanguageModel(small_config(vocab_size=vocab, tie_embeddings=False))
     else:
         overrides = {"ut": {}, "ut-act": ACT, "ut-sepconv": dict(transition="sepconv"),
-                     "ut-act-sepconv": dict(ACT, transition="sepconv")}[name]
+                     "ut-act-sepconv": dict(ACT, transition="sepconv"),
+                     "ut-sepconv-t2t-nopos": dict(transition="sepconv_t2t", position_embedding="none")}[name]
         model = UniversalTransformer(small_config(vocab_size=vocab, tie_embeddings=False, **overrides))
     with torch.no_grad():
         model.output.weight.normal_()
@@ -160,7 +161,8 @@ def test_beam_size_one_is_greedy(name):
     assert 0 in lengths and 8 in lengths
 
 
-@pytest.mark.parametrize("name", ["ut", "ut-act", "ut-sepconv", "ut-act-sepconv", "transformer", "lstm", "lm"])
+@pytest.mark.parametrize("name", ["ut", "ut-act", "ut-sepconv", "ut-act-sepconv", "ut-sepconv-t2t-nopos", "transformer",
+                                  "lstm", "lm"])
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 def test_cached_beam_search_equals_recomputation(name, alpha):
     model = _model(name)

@@ -319,3 +319,32 @@ def test_source_eos_ends_every_source_and_changes_nothing_else(train_examples):
         assert torch.equal(b_digits[:, : a.src.shape[1]], a.src)  # the same digits, drawn the same way
         assert torch.equal(a.labels, b.labels) and torch.equal(a.tgt_in, b.tgt_in)
     assert ended.encode_text("123").tolist()[0][-1] == EOS and plain.encode_text("123").tolist()[0][-1] != EOS
+
+
+def test_beam_search_scores_every_test_set_beside_greedy_decoding():
+    """``beam_size`` > 1 adds ``beamK/SET/...`` for the test split's sets (the fixed lengths and
+    the mixed ones), each what beam search over that set scores; validation stays greedy."""
+    from universal_transformer.evaluation.metrics import decode_accuracy
+
+    torch.manual_seed(0)
+    task = _task(test_lengths=[3, 5], test_lengths_up_to=[6], eval_examples=6, eval_batch_size=4, beam_size=3,
+                 length_penalty=0.0)
+    cfg = UTConfig(vocab_size=VOCAB_SIZE, pad_id=PAD, bos_id=BOS, eos_id=EOS, d_model=16, num_heads=2, d_ff=32,
+                   num_steps=2, dropout=0.0, embedding_dropout=0.0, transition="sepconv_t2t", position_embedding="none")
+    model = UniversalTransformer(cfg).eval()
+    result = task.evaluate(model, "test")
+    sets = {"len3": task.eval_batches("test", 3), "len5": task.eval_batches("test", 5), "upto6": task.eval_batches_up_to(6)}
+    for name, batches in sets.items():
+        searched = decode_accuracy(model, batches, PAD, beam_size=3, length_penalty=0.0, ponder=False)
+        greedy = decode_accuracy(model, batches, PAD, ponder=False)
+        for key in ("char_accuracy", "sequence_accuracy"):
+            assert result[f"beam3/{name}/{key}"] == searched[key]
+            assert result[f"{name}/{key}"] == greedy[key]
+    assert result["score"] == pytest.approx(
+        (result["len3/sequence_accuracy"] + result["len5/sequence_accuracy"]) / 2
+        + 1e-3 * (result["len3/char_accuracy"] + result["len5/char_accuracy"]) / 2)  # greedy picks the model
+    assert not any(key.startswith("beam") for key in task.evaluate(model, "validation"))
+    for bad, message in (({"beam_size": 0}, "task.beam_size must be a positive integer"),
+                         ({"length_penalty": -1}, "task.length_penalty must be a number >= 0")):
+        with pytest.raises(ConfigError, match=message):
+            _task(**bad)

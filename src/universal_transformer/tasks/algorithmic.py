@@ -53,6 +53,8 @@ class AlgorithmicOptions(TaskOptions):
     # find the end of the input by what is there, not by where positions run out. False keeps
     # the sources of the runs recorded before this option.
     source_eos: bool = False
+    beam_size: int = 1
+    length_penalty: float = 0.6
 
     def __post_init__(self) -> None:
         if self.train_examples is not None and int(self.train_examples) < 1:
@@ -66,7 +68,9 @@ class AlgorithmicOptions(TaskOptions):
         self.validation_lengths = [int(n) for n in self.validation_lengths]
         self.test_lengths = [int(n) for n in self.test_lengths]
         self.test_lengths_up_to = [int(n) for n in self.test_lengths_up_to]
-        for name in ("eval_examples", "eval_batch_size", "bucket_width"):
+        if not isinstance(self.length_penalty, (int, float)) or self.length_penalty < 0:
+            raise ConfigError(f"task.length_penalty must be a number >= 0, got {self.length_penalty!r}")
+        for name in ("eval_examples", "eval_batch_size", "bucket_width", "beam_size"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"task.{name} must be a positive integer, got {getattr(self, name)!r}")
         if any(n < 1 for n in self.validation_lengths + self.test_lengths + self.test_lengths_up_to):
@@ -151,16 +155,21 @@ class AlgorithmicTask(Task):
         pairs = [self._example(n, gen) for n in lengths]
         return [collate(pairs[i : i + self.eval_batch_size]) for i in range(0, len(pairs), self.eval_batch_size)]
 
-    @staticmethod
-    def _score_sets(model: nn.Module, batches: list[Seq2SeqBatch], name: str) -> dict[str, Any]:
+    def _score_sets(self, model: nn.Module, batches: list[Seq2SeqBatch], name: str, *, beam: int = 1) -> dict[str, Any]:
         """Greedy (``NAME/...``) and teacher-forced (``teacher_forced/NAME/...``) accuracies of one
-        set; the encoder ponder time (``NAME/encoder_ponder_time``) from the teacher-forced pass."""
+        set; the encoder ponder time (``NAME/encoder_ponder_time``) from the teacher-forced pass;
+        with ``beam`` > 1 also beam search's (``beamK/NAME/...``), which a single wrong greedy
+        digit cannot derail when a second-best keeps the model on track."""
         greedy = decode_accuracy(model, batches, PAD, ponder=False)
         forced = teacher_forced_accuracy(model, batches, PAD, eos_id=EOS, ponder=True)
         if "encoder_ponder_time" in forced:
             greedy["encoder_ponder_time"] = forced.pop("encoder_ponder_time")
         result = {f"{name}/{key}": value for key, value in greedy.items()}
         result.update({f"teacher_forced/{name}/{key}": value for key, value in forced.items()})
+        if beam > 1:
+            searched = decode_accuracy(model, batches, PAD, beam_size=beam, length_penalty=self.options.length_penalty,
+                                       ponder=False)
+            result.update({f"beam{beam}/{name}/{key}": value for key, value in searched.items()})
         return result
 
     @torch.no_grad()
@@ -169,7 +178,8 @@ class AlgorithmicTask(Task):
         (``lenN/...``); and the same accuracies of the argmax given the true target prefix
         (``teacher_forced/lenN/...``), what tensor2tensor's evaluation reports by default and
         so the likely reading of the paper's Table 4 (docs/design.md). On the test split, also
-        both on the sets of lengths 1..N of ``test_lengths_up_to`` (``uptoN/...``).
+        both on the sets of lengths 1..N of ``test_lengths_up_to`` (``uptoN/...``), and by beam
+        search with ``beam_size`` > 1 (``beamK/...``; validation stays greedy: it picks the model).
 
         ``score`` is the mean greedy sequence accuracy over the split's lengths, char
         accuracy breaking ties; ``tie_break`` is minus the mean teacher-forced loss, which
@@ -180,15 +190,16 @@ class AlgorithmicTask(Task):
             raise ConfigError(f"unknown split {split!r}; the algorithmic task has validation and test")
         result: dict[str, Any] = {}
         seq, char, loss = [], [], []
+        beam = self.options.beam_size if split == "test" else 1
         for length in self.lengths[split]:
-            metrics = self._score_sets(model, self.eval_batches(split, length), f"len{length}")
+            metrics = self._score_sets(model, self.eval_batches(split, length), f"len{length}", beam=beam)
             result.update(metrics)
             seq.append(metrics[f"len{length}/sequence_accuracy"])
             char.append(metrics[f"len{length}/char_accuracy"])
             loss.append(metrics[f"teacher_forced/len{length}/loss"])
         if split == "test":
             for length in self.options.test_lengths_up_to:
-                result.update(self._score_sets(model, self.eval_batches_up_to(length), f"upto{length}"))
+                result.update(self._score_sets(model, self.eval_batches_up_to(length), f"upto{length}", beam=beam))
         result["score"] = sum(seq) / len(seq) + 1e-3 * sum(char) / len(char)
         result["tie_break"] = -sum(loss) / len(loss)
         return result
