@@ -532,6 +532,7 @@ register_table("algorithmic-source-eos")(partial(model_rows_table, name="algorit
 register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmic-offsets"))
 # The tiny UTs pre-norm (configs/algorithmic/prenorm.grid), as tensor2tensor normalises.
 register_table("algorithmic-prenorm")(partial(model_rows_table, name="algorithmic-prenorm"))
+register_table("algorithmic-prenorm-depth")(partial(depth_table, name="algorithmic-prenorm"))
 # Small-scale Reverse (train 1..10, test to 40) over recipe choices (configs/algorithmic/mini.grid).
 register_table("algorithmic-mini")(partial(model_rows_table, name="algorithmic-mini"))
 register_table("demo-depth")(partial(depth_table, name="demo"))
