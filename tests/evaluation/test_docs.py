@@ -645,9 +645,30 @@ def test_length_curves_and_their_figure(tmp_path):
     written = docs.update_figures(tmp_path / "figures", records)
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
-                       "babi-ponder": None}
+                       "babi-ponder": None, "algorithmic-position-free-length": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
+
+
+def test_position_free_curves_pick_those_runs_greedy_and_teacher_forced(tmp_path):
+    def run(label, char, *, positions, score):
+        record = _algorithmic("reverse", label, char, char / 2, family="algorithmic-prenorm", score=score)
+        record.config["model"] = {**record.config["model"], "position_embedding": "sinusoid" if positions else "none"}
+        record.metrics["test"].update({"teacher_forced/len40/char_accuracy": 1.0, "teacher_forced/len40/sequence_accuracy": 0.75,
+                                       "teacher_forced/len400/char_accuracy": char + 0.25,
+                                       "teacher_forced/len400/sequence_accuracy": 0.0})
+        return record
+
+    # the positional UT is best on validation, but only the position-free ones compete here
+    records = [run("UT", 0.1, positions=True, score=0.9), run("UT", 0.25, positions=False, score=0.5),
+               run("Transformer", 0.125, positions=False, score=0.5)]
+    free = lambda r: r.config["model"]["position_embedding"] == "none"  # noqa: E731
+    assert docs.length_curves(records, name="algorithmic-prenorm", prefix="teacher_forced/", select=free) == {
+        "reverse": {"UT": [(40, 1.0, 0.75), (400, 0.5, 0.0)], "Transformer": [(40, 1.0, 0.75), (400, 0.375, 0.0)]}}
+    assert docs.length_curves(records, name="algorithmic-prenorm")["reverse"]["UT"][1] == (400, 0.1, 0.05)
+    assert docs.FIGURES["algorithmic-position-free-length"](records, tmp_path / "free.png")
+    assert (tmp_path / "free.png").stat().st_size > 0
+    assert not docs.FIGURES["algorithmic-position-free-length"](records[:1], tmp_path / "none.png")
 
 
 def test_depth_table_puts_test_time_depths_under_their_trained_run():

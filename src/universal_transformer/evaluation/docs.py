@@ -480,16 +480,19 @@ def _trained_depth(model: dict[str, Any]) -> str:
     return str(steps if steps is not None else "?")
 
 
-def length_curves(records: list[RunRecord], *, name: str = "algorithmic") -> dict[str, dict[str, list[tuple[int, Any, Any]]]]:
+def length_curves(records: list[RunRecord], *, name: str = "algorithmic", prefix: str = "",
+                  select: Callable[[RunRecord], bool] | None = None) -> dict[str, dict[str, list[tuple[int, Any, Any]]]]:
     """Task -> model -> ``(test length, char accuracy, sequence accuracy)`` at every length
     the best seed on validation was tested at (``None`` where not measured), tasks and
-    models in the tables' order; runs without test metrics (partial) are left out."""
-    cells = _algorithmic_cells(family(records, name))
+    models in the tables' order; runs without test metrics (partial) are left out. ``prefix``
+    picks the metrics (``teacher_forced/``: given the true target prefix), ``select`` the
+    family's records that compete (all of them by default)."""
+    cells = _algorithmic_cells([r for r in family(records, name) if select is None or select(r)])
     curves: dict[str, dict[str, list[tuple[int, Any, Any]]]] = {}
     for task in _ordered({t for t, _ in cells}, TASK_ORDER):
         for model in _ordered({m for t, m in cells if t == task}, MODELS):
             test = cells[task, model].metrics["test"]
-            points = [(n, test.get(f"len{n}/char_accuracy"), test.get(f"len{n}/sequence_accuracy"))
+            points = [(n, test.get(f"{prefix}len{n}/char_accuracy"), test.get(f"{prefix}len{n}/sequence_accuracy"))
                       for n in _lengths([cells[task, model]])]
             if points:
                 curves.setdefault(task, {})[model] = points
@@ -540,6 +543,27 @@ register_table("demo")(partial(curve_table, name="demo"))
 FIGURES["algorithmic-length"] = _length_curve_figure(
     "algorithmic", "Copy, Reverse, Addition: trained on lengths up to 40 (results/algorithmic)")
 FIGURES["demo-length"] = _length_curve_figure("demo", "ut demo: Copy trained on lengths up to 10 (results/demo)")
+
+
+def _position_free_figure(records: list[RunRecord], out: Path) -> bool:
+    """Accuracy against test length of the position-free runs of ``algorithmic-prenorm``
+    (``model.position_embedding: none``), greedy and teacher-forced, a panel for each."""
+    def position_free(record: RunRecord) -> bool:
+        return record.config.get("model", {}).get("position_embedding") == "none"
+
+    scored = {how: length_curves(records, name="algorithmic-prenorm", prefix=prefix, select=position_free)
+              for how, prefix in (("greedy", ""), ("teacher-forced", "teacher_forced/"))}
+    curves = {f"{task}, {how}": scored[how][task] for task in scored["greedy"] for how in scored}
+    if not any(len(points) > 1 for models in curves.values() for points in models.values()):
+        return False
+    from ..visualisation.algorithmic import plot_length_curves  # matplotlib only when drawing
+
+    plot_length_curves(curves, out, title="Without a position signal (sepconv_t2t, position_embedding: none): "
+                                          "trained on lengths up to 40 (results/algorithmic-prenorm)")
+    return True
+
+
+FIGURES["algorithmic-position-free-length"] = _position_free_figure
 
 
 @register_table("lte")
