@@ -314,6 +314,15 @@ def test_algorithmic_curve_all_lengths_ponder_and_status():
         "| copy-ut-step5000 | 0.80 / 0.60 | - | 0.30 / 0.10 | 0.95 / - | 0.40 / 0.20 | - | 1000 (800) | 100 s |",
         "| copy-ut-step8000 | 0.60 / 0.50 | - | 0.10 / 0.00 | - | - | - | 1000 (800) | 100 s |",
     ])
+    beam = _algorithmic("reverse", "UT", 0.3, 0.1, family="algorithmic-beam")
+    beam.metrics["test"].update({"beam4/len40/char_accuracy": 0.9, "beam4/len40/sequence_accuracy": 0.7,
+                                 "beam4/len400/char_accuracy": 0.35, "beam4/len400/sequence_accuracy": 0.125})
+    assert TABLES["algorithmic-beam"]([beam]) == "\n".join([
+        "| model | len 40, greedy | len 40, forced | len 40, beam 4 | len 400, greedy | len 400, forced | len 400, beam 4 "
+        "| steps (best) | wall time |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| reverse-UT | 0.80 / 0.60 | - | 0.90 / 0.70 | 0.30 / 0.10 | - | 0.35 / 0.12 | 1000 (800) | 100 s |",
+    ])
     demo = TABLES["demo"]([_algorithmic("copy", "UT", 0.9, 0.8, family="demo")])
     assert "| copy | UT | 1.40 / 1.30 | 0.90 / 0.80 | 1000 | 800 | 100 s | done |" in demo
 

@@ -391,17 +391,20 @@ def model_rows_table(records: list[RunRecord], *, name: str) -> str:
     """One row per record of the family ``name`` (e.g. models of one run at several training
     steps, each re-scored with ``ut eval RUN --model ...`` and named for its step): greedy and
     teacher-forced char / sequence accuracy at every test length and on the sets of lengths 1..N,
-    then the run's steps (best step) and wall time, which differ between the rows' runs."""
+    then the run's steps (best step) and wall time, which differ between the rows' runs. Records
+    decoded by beam search too (``beamK/...``, ``task.beam_size``) add a column per set and K."""
     runs = sorted(family(records, name), key=lambda r: r.experiment)
     if not runs:
         return NO_RECORDS
     lengths = _lengths(runs)
     tops = _up_to_lengths(runs)
     sets = [(f"len {n}", f"len{n}/") for n in lengths] + [(f"1..{n}", f"upto{n}/") for n in tops]
-    header = ["model"] + [f"{label}, {how}" for label, _ in sets for how in ("greedy", "forced")] + ["steps (best)", "wall time"]
+    beams = sorted({int(m.group(1)) for r in runs for k in r.metrics["test"] if (m := re.match(r"beam(\d+)/", k))})
+    decodings = [("greedy", ""), ("forced", "teacher_forced/"), *((f"beam {k}", f"beam{k}/") for k in beams)]
+    header = ["model"] + [f"{label}, {how}" for label, _ in sets for how, _ in decodings] + ["steps (best)", "wall time"]
     rows = [[r.experiment.removeprefix(name + "/"),
-             *(_accuracy_cell(r, None, label_partial=False, prefix=forced + key)
-               for _, key in sets for forced in ("", "teacher_forced/")),
+             *(_accuracy_cell(r, None, label_partial=False, prefix=decoding + key)
+               for _, key in sets for _, decoding in decodings),
              f"{r.steps} ({r.best_step if r.best_step is not None else '-'})", fmt_seconds(r.wall_time_seconds)] for r in runs]
     return _table(header, rows)
 
@@ -536,6 +539,8 @@ register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmi
 # The tiny UTs pre-norm (configs/algorithmic/prenorm.grid), as tensor2tensor normalises.
 register_table("algorithmic-prenorm")(partial(model_rows_table, name="algorithmic-prenorm"))
 register_table("algorithmic-prenorm-depth")(partial(depth_table, name="algorithmic-prenorm"))
+# Trained runs re-scored with beam search (`ut eval RUN --split test --set task.beam_size=K`).
+register_table("algorithmic-beam")(partial(model_rows_table, name="algorithmic-beam"))
 # Small-scale Reverse (train 1..10, test to 40) over recipe choices (configs/algorithmic/mini.grid).
 register_table("algorithmic-mini")(partial(model_rows_table, name="algorithmic-mini"))
 register_table("demo-depth")(partial(depth_table, name="demo"))
