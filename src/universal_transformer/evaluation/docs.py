@@ -502,15 +502,20 @@ def length_curves(records: list[RunRecord], *, name: str = "algorithmic", prefix
     return curves
 
 
+def _draw_length_curves(curves: dict[str, dict[str, list[tuple[int, Any, Any]]]], out: Path, title: str) -> bool:
+    """Plot ``curves`` (panel -> model -> points, as :func:`length_curves` gives) to ``out``;
+    False, drawing nothing, when no run was tested at two lengths."""
+    if not any(len(points) > 1 for models in curves.values() for points in models.values()):
+        return False
+    from ..visualisation.algorithmic import plot_length_curves  # matplotlib only when drawing
+
+    plot_length_curves(curves, out, title=title)
+    return True
+
+
 def _length_curve_figure(name: str, title: str) -> FigureBuilder:
     def build(records: list[RunRecord], out: Path) -> bool:
-        curves = length_curves(records, name=name)
-        if not any(len(points) > 1 for models in curves.values() for points in models.values()):
-            return False  # no run tested at two lengths: no curve to draw
-        from ..visualisation.algorithmic import plot_length_curves  # matplotlib only when drawing
-
-        plot_length_curves(curves, out, title=title)
-        return True
+        return _draw_length_curves(length_curves(records, name=name), out, title)
 
     build.__doc__ = f"Accuracy against test length of the ``{name}/...`` records (:func:`length_curves`)."
     return build
@@ -559,13 +564,8 @@ def _position_free_figure(records: list[RunRecord], out: Path) -> bool:
     scored = {how: length_curves(records, name="algorithmic-prenorm", prefix=prefix, select=position_free)
               for how, prefix in (("greedy", ""), ("teacher-forced", "teacher_forced/"))}
     curves = {f"{task}, {how}": scored[how][task] for task in scored["greedy"] for how in scored}
-    if not any(len(points) > 1 for models in curves.values() for points in models.values()):
-        return False
-    from ..visualisation.algorithmic import plot_length_curves  # matplotlib only when drawing
-
-    plot_length_curves(curves, out, title="Without a position signal (sepconv_t2t, position_embedding: none): "
-                                          "trained on lengths up to 40 (results/algorithmic-prenorm)")
-    return True
+    return _draw_length_curves(curves, out, "Without a position signal (sepconv_t2t, position_embedding: none): "
+                                            "trained on lengths up to 40 (results/algorithmic-prenorm)")
 
 
 FIGURES["algorithmic-position-free-length"] = _position_free_figure

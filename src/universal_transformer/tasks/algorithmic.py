@@ -14,7 +14,7 @@ from ..config import ConfigError
 from ..data.algorithmic import BOS, EOS, PAD, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
 from ..data.batch import Seq2SeqBatch
 from ..evaluation.metrics import decode_accuracy, teacher_forced_accuracy
-from .base import Task, TaskOptions
+from .base import Task, TaskOptions, check_length_penalty
 
 
 @dataclass
@@ -68,8 +68,7 @@ class AlgorithmicOptions(TaskOptions):
         self.validation_lengths = [int(n) for n in self.validation_lengths]
         self.test_lengths = [int(n) for n in self.test_lengths]
         self.test_lengths_up_to = [int(n) for n in self.test_lengths_up_to]
-        if not isinstance(self.length_penalty, (int, float)) or self.length_penalty < 0:
-            raise ConfigError(f"task.length_penalty must be a number >= 0, got {self.length_penalty!r}")
+        check_length_penalty(self.length_penalty)
         for name in ("eval_examples", "eval_batch_size", "bucket_width", "beam_size"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"task.{name} must be a positive integer, got {getattr(self, name)!r}")

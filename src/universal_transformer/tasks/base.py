@@ -53,6 +53,12 @@ class TaskOptions:
         return dataclasses.replace(self, **changes)
 
 
+def check_length_penalty(value: Any) -> None:
+    """Refuse a GNMT length penalty (``task.length_penalty``) that is not a number >= 0."""
+    if not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"task.length_penalty must be a number >= 0, got {value!r}")
+
+
 class Task(ABC):
     """A task builds batches, evaluates a model and converts text to and from tokens.
 

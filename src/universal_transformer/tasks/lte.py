@@ -20,7 +20,7 @@ from ..data.lte import (
     text_to_tokens, tokens_to_text,
 )
 from ..evaluation.metrics import decode_accuracy
-from .base import Task, TaskOptions
+from .base import Task, TaskOptions, check_length_penalty
 
 EVAL_SPLITS = ("validation", "test")
 
@@ -76,8 +76,7 @@ class LTEOptions(TaskOptions):
         self.max_length = _positive("max_length", defaults["max_length"] if self.max_length is None else self.max_length)
         for key in ("validation_examples", "test_examples", "eval_batch_size", "beam_size", "sort_pool"):
             _positive(key, getattr(self, key))
-        if not isinstance(self.length_penalty, (int, float)) or self.length_penalty < 0:
-            raise ConfigError(f"task.length_penalty must be a number >= 0, got {self.length_penalty!r}")
+        check_length_penalty(self.length_penalty)
         if not isinstance(self.eval_seed, int) or isinstance(self.eval_seed, bool):
             raise ConfigError(f"task.eval_seed must be an integer, got {self.eval_seed!r}")
         try:
