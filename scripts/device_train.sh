@@ -6,7 +6,8 @@
 # way back:
 #   $OUT/records.tgz  every run's record, config, logs and evaluation log (small; records-TAG.tgz
 #                     with TAG set, so that two invocations side by side in one call both come back);
-#   $OUT/NAME.tgz     for each run named in PACK (default: every run, when there are at most 7):
+#   $OUT/NAME.tgz     for each run named in PACK (default: every run, when there are at most 7; a
+#                     NAME's slashes become dashes: a/seed-1 packs into a-seed-1.tgz):
 #                     its best model and newest checkpoint, to publish it or resume it elsewhere.
 # Unpack here with `tar xzf FILE` in the repository root: it restores RUNS_DIR/NAME and
 # results/GROUP/NAME.json, and the next chunk (here or there) resumes from what came back.
@@ -94,6 +95,7 @@ for name in "${pack[@]}"; do
   [ -e "$run/best" ] && files+=("$run/best")
   newest=$(ls "$run"/checkpoints/step-*.pt 2>/dev/null | sort -V | tail -n 1)
   [ -n "$newest" ] && files+=("$newest")
-  [ ${#files[@]} -gt 0 ] && tar czf "$OUT/$(basename "$name").tgz" "${files[@]}"
+  # task3 and seed-1 recur under many names: the whole name, its slashes dashes, names the pack.
+  [ ${#files[@]} -gt 0 ] && tar czf "$OUT/${name//\//-}.tgz" "${files[@]}"
 done
 exit $status

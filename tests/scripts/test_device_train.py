@@ -122,3 +122,14 @@ def test_eval_seconds_bounds_each_scoring(tmp_path):
                            capture_output=True, text=True, timeout=20)
     assert timed.returncode == 1 and "a: ut eval failed" in timed.stderr
     assert (out / "records.tgz").exists()  # packed all the same
+
+
+def test_names_with_slashes_pack_under_the_whole_name(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    grid = tmp_path / "seeds.grid"
+    grid.write_text("a/seed-1  configs/alg/a.yaml  train.seed=1\nb/seed-1  configs/alg/b.yaml  train.seed=1\n")
+    result = _run(tmp_path, ["a/seed-1", "b/seed-1"], out=out, configs=str(grid))
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["a-seed-1.tgz", "b-seed-1.tgz", "records.tgz"]
+    assert "runs/lte/b/seed-1/best/model.safetensors" in _members(out / "b-seed-1.tgz")

@@ -253,3 +253,42 @@ def test_equal_scores_keep_the_model_with_the_better_tie_break(tmp_path, monkeyp
     assert selection_key({"score": 0.5, "tie_break": 9.0}) < selection_key({"score": 0.6}) < selection_key(
         {"score": 0.6, "tie_break": -9.0})
     assert selection_key(None) < selection_key({"score": -1e9})
+
+
+def test_warm_start_continues_from_saved_weights_at_init_step(tmp_path):
+    source = Trainer(_experiment(steps=8), tmp_path / "a", progress=False)
+    assert source.fit()["step"] == 8
+    saved = source.model.save_pretrained(tmp_path / "saved")
+    lr_at_8 = source.optimizer.param_groups[0]["lr"]  # what the source would use for its step 8
+
+    warm = Trainer(_experiment(steps=12, init_from=str(saved), init_step=8), tmp_path / "b", progress=False)
+    assert warm.prepare_run_dir() is False
+    assert warm.step == 8
+    for key, value in source.model.state_dict().items():
+        assert torch.equal(warm.model.state_dict()[key], value), key
+    assert warm.optimizer.param_groups[0]["lr"] == pytest.approx(lr_at_8)
+    assert not warm.optimizer.state  # fresh moments
+    done = warm.fit()
+    assert done["status"] == "done" and done["step"] == 12
+
+    # Stopped by time and run again, it resumes its own checkpoint, not the saved weights.
+    cont = Trainer(_experiment(steps=10, init_from=str(saved), init_step=8, time_limit=0.0), tmp_path / "c", progress=False)
+    assert cont.fit() == {"status": "time_limit", "step": 9}
+    again = Trainer(_experiment(steps=10, init_from=str(saved), init_step=8), tmp_path / "c", progress=False)
+    assert again.prepare_run_dir() is True and again.step == 9
+
+
+def test_warm_start_refuses_another_model_and_bad_steps(tmp_path):
+    saved = Trainer(_experiment(steps=1), tmp_path / "a", progress=False).model.save_pretrained(tmp_path / "saved")
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["model"]["d_model"] = 2 * data["model"]["d_model"]
+    data["train"].update(init_from=str(saved))
+    with pytest.raises(ConfigError, match=r"init_from=.*saved: the saved model is not this run's model \(.*d_model: 16 there, 32 here"):
+        Trainer(ExperimentConfig.from_dict(data), tmp_path / "b", progress=False).prepare_run_dir()
+    with pytest.raises(ConfigError, match="needs train.init_from"):
+        _experiment(init_step=5)
+    with pytest.raises(ConfigError, match=r"init_step \(12\) must be below train.steps \(12\)"):
+        _experiment(steps=12, init_from=str(saved), init_step=12)
+    from universal_transformer.models.base import LoadError
+    with pytest.raises(LoadError, match="nowhere: no such directory"):
+        Trainer(_experiment(init_from=str(tmp_path / "nowhere")), tmp_path / "c", progress=False).prepare_run_dir()

@@ -68,6 +68,13 @@ class TrainConfig:
     # Execution choices that leave the model's function unchanged.
     act_packed: bool = True
     gradient_checkpointing: bool = False
+    # Warm start: a new run begins from the weights of a saved model (a run's best/ or a
+    # published model, the save_pretrained format) instead of an initialisation, with fresh
+    # optimiser moments. init_step is where its step counter, data stream (a batch is a
+    # function of seed and step) and learning-rate schedule start: the source run's step, to
+    # continue it where its checkpoint is lost but its model is not. A resumed checkpoint wins.
+    init_from: str | None = None
+    init_step: int = 0
 
     def __post_init__(self) -> None:
         self.betas = tuple(self.betas)  # type: ignore[assignment]
@@ -93,6 +100,12 @@ class TrainConfig:
             )
         if self.eval_position_offsets and not self.max_position_offset:
             raise ConfigError("train.eval_position_offsets draws offsets as in training: it needs train.max_position_offset >= 1")
+        if not isinstance(self.init_step, int) or isinstance(self.init_step, bool) or self.init_step < 0:
+            raise ConfigError(f"train.init_step must be an integer >= 0, got {self.init_step!r}")
+        if self.init_step and not self.init_from:
+            raise ConfigError("train.init_step starts a warm-started run at a step: it needs train.init_from")
+        if self.init_step >= self.steps:
+            raise ConfigError(f"train.init_step ({self.init_step}) must be below train.steps ({self.steps})")
 
 
 @dataclass

@@ -169,9 +169,10 @@ class Trainer:
             self.model.parameters(), lr=self.cfg.lr, betas=self.cfg.betas, eps=self.cfg.eps,
             weight_decay=self.cfg.weight_decay,
         )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lr_multiplier(self.cfg.schedule, warmup_steps=self.cfg.warmup_steps, total_steps=self.cfg.steps)
-        )
+        multiplier = lr_multiplier(self.cfg.schedule, warmup_steps=self.cfg.warmup_steps, total_steps=self.cfg.steps)
+        # The scheduler counts its own steps from 0; a warm start at init_step continues the schedule there.
+        start = self.cfg.init_step
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: multiplier(s + start))
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", self.cfg.keep_last)
         self.step = 0
         self.elapsed = 0.0
@@ -198,9 +199,23 @@ class Trainer:
         self._barrier()
         latest = self.checkpoints.latest()
         if latest is None:
+            if self.cfg.init_from:
+                self.warm_start(self.cfg.init_from)
             return False
         self.load_checkpoint(latest)
         return True
+
+    def warm_start(self, source: str | Path) -> None:
+        """Start from the weights saved in ``source`` (``train.init_from``) at ``train.init_step``."""
+        saved = PretrainedModel.from_pretrained(source)
+        ours = {"model_class": type(self.model).__name__, **self.model.config.to_dict()}
+        theirs = {"model_class": type(saved).__name__, **saved.config.to_dict()}
+        differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        if differ:
+            shown = "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in differ[:6])
+            raise ConfigError(f"train.init_from={source}: the saved model is not this run's model ({shown})")
+        self.model.load_state_dict(saved.state_dict())
+        self.step = self.cfg.init_step
 
     def _barrier(self) -> None:
         if self.ctx.enabled:
@@ -301,6 +316,8 @@ class Trainer:
         resumed = self.prepare_run_dir()
         if self.ctx.is_main and self.verbose:
             note = f"resuming at step {self.step}" if resumed else "starting"
+            if not resumed and cfg.init_from:
+                note = f"starting at step {self.step} from the weights of {cfg.init_from}"
             print(f"{note}: {self.experiment.model_class} with {self.model.num_parameters():,} parameters on {self.task.name}", flush=True)
         bar = _progress(self.step, cfg.steps, enabled=self.progress and self.ctx.is_main)
         window: list[dict[str, float]] = []
