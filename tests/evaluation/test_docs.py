@@ -800,3 +800,23 @@ def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
         "| en/joint | 2500 | 10.0 | 2.25 / 2.00 / 3.00 |",  # the last evaluation
     ])
     assert TABLES["babi-joint-history"](records[1:]) == docs.NO_RECORDS
+
+
+def test_seeds_rows_table_mean_and_sample_sd_over_the_seeds_of_an_experiment():
+    def run(experiment, seed, char, seq, **test):
+        return make_record(f"algorithmic-prenorm/{experiment}", seeds=[seed],
+                           test={"len400/char_accuracy": char, "len400/sequence_accuracy": seq, **test})
+
+    records = [run("rev-ut", 0, 0.5, 0.25), run("rev-ut/seed-1", 1, 0.75, 0.75), run("rev-ut/seed-2", 2, 1.0, 0.5),
+               run("copy-ut", 0, 0.5, 0.0),  # one seed: no row
+               make_record("algorithmic-prenorm/copy-ut/seed-1", seeds=[1]),  # not scored on test: left out
+               run("add-ut", 0, 0.25, 0.0, **{"teacher_forced/len400/char_accuracy": 0.5,
+                                              "teacher_forced/len400/sequence_accuracy": 0.0}),
+               run("add-ut/seed-1", 1, 0.25, 0.0)]  # one seed lacks teacher forcing: "-"
+    assert TABLES["algorithmic-prenorm-seeds"](records) == "\n".join([
+        "| model | seeds | len 400, greedy | len 400, forced |",
+        "|---|---|---|---|",
+        "| add-ut | 0, 1 | 0.25 ± 0.00 / 0.00 ± 0.00 | - |",
+        "| rev-ut | 0, 1, 2 | 0.75 ± 0.25 / 0.50 ± 0.25 | - |",
+    ])
+    assert TABLES["algorithmic-prenorm-seeds"](records[3:5]) == docs.NO_RECORDS

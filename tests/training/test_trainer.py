@@ -270,6 +270,8 @@ def test_warm_start_continues_from_saved_weights_at_init_step(tmp_path):
     assert not warm.optimizer.state  # fresh moments
     done = warm.fit()
     assert done["status"] == "done" and done["step"] == 12
+    notes = json.loads((tmp_path / "b" / "record.json").read_text())["notes"]
+    assert any(n.startswith(f"warm start: the weights of {saved} at step 8") for n in notes)
 
     # Stopped by time and run again, it resumes its own checkpoint, not the saved weights.
     cont = Trainer(_experiment(steps=10, init_from=str(saved), init_step=8, time_limit=0.0), tmp_path / "c", progress=False)

@@ -409,6 +409,43 @@ def model_rows_table(records: list[RunRecord], *, name: str) -> str:
     return _table(header, rows)
 
 
+def _mean_sd(values: list[float]) -> str:
+    """``mean ± sample sd`` with two decimals (the mean alone for one value)."""
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return fmt_accuracy(mean)
+    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    return f"{fmt_accuracy(mean)} ± {fmt_accuracy(sd)}"
+
+
+def seeds_rows_table(records: list[RunRecord], *, name: str) -> str:
+    """One row per experiment of the family ``name`` run with several seeds (records ``EXP`` and
+    ``EXP/seed-N``, all scored on test): greedy and teacher-forced char / sequence accuracy at
+    every test length and on the sets of lengths 1..N, as mean ± sample sd over the seeds."""
+    groups: dict[str, list[RunRecord]] = {}
+    for r in family(records, name):
+        if r.metrics["test"]:
+            groups.setdefault(re.sub(r"/seed-\d+$", "", r.experiment.removeprefix(name + "/")), []).append(r)
+    groups = {k: v for k, v in sorted(groups.items()) if len(v) > 1}
+    if not groups:
+        return NO_RECORDS
+    runs = [r for group in groups.values() for r in group]
+    sets = [(f"len {n}", f"len{n}/") for n in _lengths(runs)] + [(f"1..{n}", f"upto{n}/") for n in _up_to_lengths(runs)]
+    decodings = [("greedy", ""), ("forced", "teacher_forced/")]
+
+    def cell(group: list[RunRecord], key: str) -> str:
+        values = [[r.metrics["test"].get(f"{key}{m}_accuracy") for r in group] for m in ("char", "sequence")]
+        if any(v is None for v in values[0] + values[1]):
+            return "-"
+        return " / ".join(_mean_sd(v) for v in values)
+
+    header = ["model", "seeds"] + [f"{label}, {how}" for label, _ in sets for how, _ in decodings]
+    rows = [[experiment, ", ".join(str(r.seeds[0]) for r in group),
+             *(cell(group, decoding + key) for _, key in sets for _, decoding in decodings)]
+            for experiment, group in groups.items()]
+    return _table(header, rows)
+
+
 def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
     """Test-time depth: for every run re-scored with other recurrent steps (``ut eval
     --steps``, :func:`inference_steps`), one row per depth, the training depth first, with
@@ -543,6 +580,7 @@ register_table("algorithmic-source-eos")(partial(model_rows_table, name="algorit
 register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmic-offsets"))
 # The tiny UTs pre-norm (configs/algorithmic/prenorm.grid), as tensor2tensor normalises.
 register_table("algorithmic-prenorm")(partial(model_rows_table, name="algorithmic-prenorm"))
+register_table("algorithmic-prenorm-seeds")(partial(seeds_rows_table, name="algorithmic-prenorm"))
 register_table("algorithmic-prenorm-depth")(partial(depth_table, name="algorithmic-prenorm"))
 # Trained runs re-scored with beam search (`ut eval RUN --split test --set task.beam_size=K`).
 register_table("algorithmic-beam")(partial(model_rows_table, name="algorithmic-beam"))

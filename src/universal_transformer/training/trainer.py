@@ -374,7 +374,9 @@ class Trainer:
             best_step=self.best["step"],
             metrics={"validation": _plain(self.best["metrics"] or {}), "test": _plain(test)},
             status=status,
-            notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"],
+            notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"] + ([
+                f"warm start: the weights of {self.cfg.init_from} at step {self.cfg.init_step}, fresh optimiser "
+                f"moments; its steps include the ones before it, its wall time only its own"] if self.cfg.init_from else []),
             parameters=self.model.num_parameters(),
             history=history_from_log(self.run_dir / "metrics.jsonl", up_to=self.step),
         )
