@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -178,9 +179,7 @@ def seeds_table(groups: SeedGroups) -> str:
 def _mean_std(values: list[float]) -> str:
     if len(values) == 1:
         return f"{values[0]:.1f} (1)"
-    mean = sum(values) / len(values)
-    std = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
-    return f"{mean:.1f} ± {std:.1f} ({len(values)})"
+    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f} ({len(values)})"
 
 
 def ponder_by_supporting_facts(column: dict[int, dict[str, Any]]) -> dict[int, tuple[float, float | None]]:

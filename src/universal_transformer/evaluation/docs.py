@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -411,11 +412,9 @@ def model_rows_table(records: list[RunRecord], *, name: str) -> str:
 
 def _mean_sd(values: list[float]) -> str:
     """``mean ± sample sd`` with two decimals (the mean alone for one value)."""
-    mean = sum(values) / len(values)
     if len(values) == 1:
-        return fmt_accuracy(mean)
-    sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
-    return f"{fmt_accuracy(mean)} ± {fmt_accuracy(sd)}"
+        return fmt_accuracy(values[0])
+    return f"{fmt_accuracy(statistics.mean(values))} ± {fmt_accuracy(statistics.stdev(values))}"
 
 
 def seeds_rows_table(records: list[RunRecord], *, name: str) -> str:
