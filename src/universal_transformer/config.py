@@ -37,6 +37,7 @@ _CHOICES = {
     "position_embedding": ("sinusoid", "learned", "none"),
     "act_type": ("basic", "accumulated", "global", "random"),
     "act_halted_state": ("copy", "transform"),
+    "attention_window_scope": ("all", "source"),
     "pooling": ("mean", "first", "last"),
     "question_encoder": ("separate", "shared"),
 }
@@ -166,6 +167,19 @@ class UTConfig(_VocabularyConfig):
     position_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"
     timestep_embedding: Literal["sinusoid", "learned", "none"] = "sinusoid"
     max_position: int = 1024
+    # Source positions count from 0 again after each occurrence of this token id (an
+    # encoder-decoder's source only). With Addition's `+`, the i-th digits of both operands share
+    # position i, so aligning them needs no arithmetic on positions: a diagnostic of what the
+    # paper's models must otherwise learn (docs/results.md, Addition), not the paper's recipe.
+    position_restart_id: int | None = None
+    # Local attention: a query attends only to keys whose position ids (offsets and restarts
+    # included) are at most this far from its own, in self- and cross-attention. None: every key
+    # (the paper). Attention weights learnt for the distances of training then cannot reach
+    # distances never seen there, which break length generalisation (docs/results.md, Addition).
+    attention_window: int | None = None
+    # Which attention the window confines: "all", or "source" (an encoder's self-attention and the
+    # decoder's cross-attention, not the decoder's attention over its own outputs).
+    attention_window_scope: Literal["all", "source"] = "all"
     tie_embeddings: bool = True
     scale_embeddings: bool = True
 
@@ -190,6 +204,15 @@ class UTConfig(_VocabularyConfig):
         for name in ("decoder_num_steps", "act_max_steps"):
             if getattr(self, name) is not None:
                 self._check_positive(name)
+        window = self.attention_window
+        if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 0):
+            raise ConfigError(f"attention_window must be a number of positions >= 0 or null, got {window!r}")
+        if self.position_restart_id is not None:
+            if self.position_embedding == "none":
+                raise ConfigError("position_restart_id restarts the source positions, but position_embedding is 'none'")
+            if not isinstance(self.position_restart_id, int) or not 0 <= self.position_restart_id < self.vocab_size:
+                raise ConfigError(f"position_restart_id must be a source token id below vocab_size "
+                                  f"({self.vocab_size}), got {self.position_restart_id!r}")
         self._check_probability("dropout", "attention_dropout", "embedding_dropout")
         if self.d_model % self.num_heads:
             raise ConfigError(

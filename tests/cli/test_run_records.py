@@ -85,5 +85,12 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert not (target / "checkpoints").exists()
     rescored = run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]")
     assert rescored.returncode == 0 and "len5/char_accuracy" in rescored.stdout, rescored.stderr
+    # local attention at test time: its own file, the window named in the metrics
+    windowed = run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]", "--attention-window", "1")
+    assert windowed.returncode == 0, windowed.stderr
+    metrics = json.loads((target / "eval-test-window1.json").read_text())
+    assert metrics["inference_attention_window"] == 1 and "len5/char_accuracy" in metrics
+    refused = run_ut("eval", str(target), "--attention-window", "-1")
+    assert refused.returncode == 2 and "--attention-window: attention_window must be a number of positions >= 0" in refused.stderr
     missing = run_ut("publish", str(tmp_path / "nope"), "--name", "x", "--results", str(results))
     assert missing.returncode == 2 and "not found" in missing.stderr

@@ -241,3 +241,149 @@ def test_forward_is_a_pure_function_of_inputs_and_weights():
     b = model(src, tgt, position_offset=offsets).logits
     assert torch.equal(a, b)
     assert not torch.allclose(a, model(src, tgt).logits)  # and the offsets do shift the positions
+
+
+def _restarted(src: torch.Tensor, restart_id: int) -> torch.Tensor:
+    """Source positions counted again from 0 after each ``restart_id`` (a plain loop)."""
+    rows = []
+    for row in src.tolist():
+        count, positions = 0, []
+        for token in row:
+            positions.append(count)
+            count = 0 if token == restart_id else count + 1
+        rows.append(positions)
+    return torch.tensor(rows)
+
+
+def test_position_restart_counts_source_positions_from_zero_after_the_token(monkeypatch):
+    """``position_restart_id``: the source's positions restart after each such token (offsets
+    still shift them); the target's are untouched; cached decoding sees the same encoder."""
+    model = UniversalTransformer(small_config(position_restart_id=12)).eval()
+    seen = _spy_positions(model, monkeypatch)
+    src = torch.tensor([[3, 4, 5, 12, 6, 7, 8], [3, 12, 12, 4, 5, 0, 0], [3, 4, 5, 6, 7, 8, 9]])
+    tgt = _tokens(3, 5)
+    offsets = torch.tensor([0, 9, 300])
+    model(src, tgt)
+    assert torch.equal(seen["encoder"], _restarted(src, 12))
+    assert seen["decoder"] is None
+    full = model(src, tgt, position_offset=offsets).logits
+    assert torch.equal(seen["encoder"], offsets[:, None] + _restarted(src, 12))
+    assert torch.equal(seen["decoder"], offsets[:, None] + torch.arange(5))
+    per_step = torch.tensor([[[0, 40], [5, 5]], [[3, 1], [0, 60]], [[7, 7], [2, 9]]])
+    model(src, tgt, position_offset=per_step)
+    assert torch.equal(seen["encoder"], per_step[:, 0, :, None] + _restarted(src, 12)[:, None])
+    monkeypatch.undo()
+    state, first = model.prefill(src, tgt[:, :1], position_offset=offsets)
+    torch.testing.assert_close(first, full[:, 0])
+    # without the token the count never restarts: the model is the plain one
+    plain = UniversalTransformer(small_config())
+    plain.load_state_dict(model.state_dict())
+    row = src[2:]
+    torch.testing.assert_close(model(row, tgt[2:]).logits, plain.eval()(row, tgt[2:]).logits)
+    assert not torch.allclose(model(src[:1], tgt[:1]).logits, plain(src[:1], tgt[:1]).logits)
+
+
+def test_position_restart_is_refused_where_it_cannot_apply():
+    from universal_transformer.config import ConfigError
+
+    with pytest.raises(ConfigError, match="position_restart_id must be a source token id below vocab_size"):
+        small_config(position_restart_id=13)
+    with pytest.raises(ConfigError, match="position_embedding is 'none'"):
+        small_config(position_restart_id=12, position_embedding="none")
+    with pytest.raises(ConfigError, match="UTLanguageModel has no source"):
+        UTLanguageModel(small_config(position_restart_id=12))
+
+
+@pytest.mark.parametrize("scope", ["all", "source"])
+@pytest.mark.parametrize("name", ["ut", "ut-pre-norm", "act-packed", "act-dense", "act-pre-norm", "transformer"])
+def test_attention_window_sees_only_keys_within_it_and_decodes_as_it_trains(name, scope):
+    """``attention_window``: every attention weight on a key more than the window away (in position
+    ids, offsets and restarts included) is zero, in every stack, step and head (scope ``source``:
+    but the decoder's self-attention); a window wider than the inputs is no window; cached decoding
+    and packed ACT equal the full, dense computation."""
+    window = 2
+    config = _config(name).replace(attention_window=window, attention_window_scope=scope, position_restart_id=12)
+    model = UniversalTransformer(config).eval()
+    if name == "act-dense":
+        model.configure_runtime(act_packed=False)
+    src, tgt = _tokens(3, 9, vocab=12), _tokens(3, 7)
+    src[0, 4] = 12
+    src[1, 7:] = 0
+    offsets = torch.tensor([0, 5, 40])
+    with torch.no_grad():
+        out = model(src, tgt, position_offset=offsets, need_weights=True)
+    source = offsets[:, None] + _restarted(src, 12)
+    target = offsets[:, None] + torch.arange(7)
+    far = {"encoder": {"self": (source[:, :, None] - source[:, None, :]).abs() > window},
+           "decoder": {"self": (target[:, :, None] - target[:, None, :]).abs() > window,
+                       "cross": (target[:, :, None] - source[:, None, :]).abs() > window}}
+    for stack, steps in out.attentions.items():
+        for weights in steps:
+            for kind, w in weights.items():
+                assert w.shape[-2:] == far[stack][kind].shape[-2:]
+                beyond = float(w.masked_select(far[stack][kind][:, None]).abs().max())
+                if scope == "source" and (stack, kind) == ("decoder", "self"):
+                    assert beyond > 0.0  # the decoder's outputs: every earlier one, however far
+                else:
+                    assert beyond == 0.0
+                assert float(w.masked_select(~far[stack][kind][:, None]).max()) > 0.0
+    full = model(src, tgt, position_offset=offsets).logits
+    state, first = model.prefill(src, tgt[:, :1], position_offset=offsets)
+    torch.testing.assert_close(first, full[:, 0])
+    for i in range(1, 7):
+        torch.testing.assert_close(model.decode_step(tgt[:, i : i + 1], state)[:, -1], full[:, i], atol=1e-5, rtol=1e-4)
+    if name == "act-packed":
+        dense = UniversalTransformer(config).eval()
+        dense.load_state_dict(model.state_dict())
+        dense.configure_runtime(act_packed=False)
+        torch.testing.assert_close(dense(src, tgt, position_offset=offsets).logits, full)
+    wide = UniversalTransformer(config.replace(attention_window=100)).eval()
+    unwindowed = UniversalTransformer(config.replace(attention_window=None)).eval()
+    for other in (wide, unwindowed):
+        other.load_state_dict(model.state_dict())
+        if name == "act-dense":
+            other.configure_runtime(act_packed=False)
+    torch.testing.assert_close(wide(src, tgt, position_offset=offsets).logits, unwindowed(src, tgt, position_offset=offsets).logits)
+    assert not torch.allclose(full, unwindowed(src, tgt, position_offset=offsets).logits)
+
+
+def test_attention_window_in_a_language_model_equals_the_cached_decoding():
+    model = UTLanguageModel(small_config(attention_window=1)).eval()
+    tokens = _tokens(2, 8)
+    full = model(tokens).logits
+    state, first = model.prefill(tokens[:, :3])
+    torch.testing.assert_close(first, full[:, 2])
+    for i in range(3, 8):
+        torch.testing.assert_close(model.decode_step(tokens[:, i : i + 1], state)[:, -1], full[:, i], atol=1e-5, rtol=1e-4)
+    plain = UTLanguageModel(small_config()).eval()
+    plain.load_state_dict(model.state_dict())
+    torch.testing.assert_close(plain(tokens[:, :2]).logits, full[:, :2])  # within the window: the same
+    assert not torch.allclose(plain(tokens).logits[:, 2:], full[:, 2:])
+
+
+def test_attention_window_refusals():
+    from universal_transformer.config import ConfigError
+
+    with pytest.raises(ConfigError, match="attention_window must be a number of positions >= 0"):
+        small_config(attention_window=-1)
+    model = UniversalTransformer(small_config(attention_window=2))
+    with pytest.raises(ValueError, match="attention_window needs one set of positions per stack"):
+        model(_tokens(2, 5), _tokens(2, 4), position_offset=torch.zeros(2, 2, 2, dtype=torch.long))
+
+
+def test_attention_window_at_test_time_is_the_configured_one():
+    """``configure_runtime(attention_window=..., attention_window_scope=...)`` gives a model trained
+    without a window the function of the same weights built with it; None takes it away again."""
+    model = UniversalTransformer(small_config(act=True, act_bias_init=0.0, num_steps=3)).eval()
+    built = UniversalTransformer(small_config(act=True, act_bias_init=0.0, num_steps=3, attention_window=1,
+                                              attention_window_scope="source")).eval()
+    built.load_state_dict(model.state_dict())
+    src, tgt = _tokens(2, 8), _tokens(2, 6)
+    plain = model(src, tgt).logits
+    model.configure_runtime(attention_window=1, attention_window_scope="source")
+    torch.testing.assert_close(model(src, tgt).logits, built(src, tgt).logits)
+    assert not torch.allclose(model(src, tgt).logits, plain)
+    model.configure_runtime(attention_window=None)
+    torch.testing.assert_close(model(src, tgt).logits, plain)
+    with pytest.raises(ValueError, match="attention_window_scope must be 'all' or 'source'"):
+        model.configure_runtime(attention_window_scope="target")

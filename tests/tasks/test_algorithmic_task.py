@@ -348,3 +348,30 @@ def test_beam_search_scores_every_test_set_beside_greedy_decoding():
                          ({"length_penalty": -1}, "task.length_penalty must be a number >= 0")):
         with pytest.raises(ConfigError, match=message):
             _task(**bad)
+
+
+def test_operand_positions_restart_the_source_count_at_the_plus():
+    """``operand_positions``: the model built for the task restarts its source positions after
+    Addition's ``+``, so both operands' i-th digits get position i; other tasks refuse it."""
+    from universal_transformer.data.algorithmic import PLUS
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.trainer import build_model
+
+    opts = {"task": "addition", "little_endian": True, "operand_positions": True, "train_min_length": 5,
+            "train_max_length": 5, "validation_lengths": [5], "eval_examples": 4}
+    task = AlgorithmicTask(opts, seed=0)
+    experiment = ExperimentConfig.from_dict({"model_class": "UniversalTransformer", "model": {"d_model": 16, "d_ff": 32},
+                                             "task": {"name": "algorithmic", **opts}})
+    model = build_model(experiment, task)
+    assert model.config.position_restart_id == PLUS
+    src = task.eval_batches("validation", 5)[0].src
+    positions = model._positions(src, None, restart_id=PLUS)
+    plus_at = (src == PLUS).nonzero()[:, 1]
+    for row, at in zip(positions.tolist(), plus_at.tolist()):
+        assert row[:at] == row[at + 1 : 2 * at + 1] == list(range(at))  # a_i and b_i share position i
+    with pytest.raises(ConfigError, match="task 'copy' has one operand"):
+        _task(task="copy", operand_positions=True)
+    plain = build_model(ExperimentConfig.from_dict({"model_class": "UniversalTransformer", "model": {"d_model": 16, "d_ff": 32},
+                                                    "task": {"name": "algorithmic", "task": "addition"}}),
+                        AlgorithmicTask({"task": "addition"}, seed=0))
+    assert plain.config.position_restart_id is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import shlex
 import sys
@@ -70,6 +71,11 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
+    p.add_argument("--attention-window", type=int, default=None, metavar="W",
+                   help="local attention at inference: every query sees only keys at most W positions away")
+    p.add_argument("--attention-window-scope", choices=("all", "source"), default="all",
+                   help="with --attention-window: every attention (all) or only over the source (the "
+                   "encoder's and the cross-attention, not the decoder's over its own outputs)")
     p.add_argument("--device", default="cpu")
     add_threads_argument(p)
     _add_record_arguments(p)
@@ -205,12 +211,24 @@ def run_eval(args: argparse.Namespace) -> int:
     experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
+    window = args.attention_window
+    if window is not None:
+        if not hasattr(model, "configure_runtime") or "attention_window" not in inspect.signature(model.configure_runtime).parameters:
+            raise ConfigError(f"--attention-window: a {type(model).__name__} has no attention")
+        try:
+            model.configure_runtime(attention_window=window, attention_window_scope=args.attention_window_scope)
+        except ValueError as err:
+            raise ConfigError(f"--attention-window: {err}") from None
     metrics = task.evaluate(evaluated(model, experiment.train), args.split)
     if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
         metrics["inference_steps"] = args.steps
+    if window is not None:
+        metrics["inference_attention_window"] = window
+        metrics["inference_attention_window_scope"] = args.attention_window_scope
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
-    # At another depth, its own file: the folder reports read eval-SPLIT.json as the trained model's.
-    out = args.run_dir / (f"eval-{args.split}.json" if args.steps is None else f"eval-{args.split}-steps{args.steps}.json")
+    # At another depth or window, its own file: the folder reports read eval-SPLIT.json as the trained model's.
+    suffix = (f"-steps{args.steps}" if args.steps is not None else "") + (f"-window{window}{'' if args.attention_window_scope == 'all' else '-source'}" if window is not None else "")
+    out = args.run_dir / f"eval-{args.split}{suffix}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
     if args.record:

@@ -13,6 +13,8 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError, UTClassifierConfig, UTConfig
+
+_KEEP = object()  # configure_runtime: leave this choice as it is
 from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
 from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
@@ -37,17 +39,25 @@ class DecodingState:
 class _UTBase(PretrainedModel):
     config_class = UTConfig
     config: UTConfig
+    # Whether the model reads config.position_restart_id (a source to restart positions in).
+    restarts_positions = False
 
     def __init__(self, config: UTConfig) -> None:
         super().__init__()
+        if config.position_restart_id is not None and not self.restarts_positions:
+            raise ConfigError(f"position_restart_id restarts an encoder-decoder's source positions; "
+                              f"{type(self).__name__} has no source")
         self.config = config
         self.embedding_dropout = Dropout(config.embedding_dropout)
 
     @staticmethod
-    def _positions(tokens: Tensor, offset: Tensor | None, per_step: bool = False) -> Tensor | None:
+    def _positions(
+        tokens: Tensor, offset: Tensor | None, per_step: bool = False, restart_id: int | None = None
+    ) -> Tensor | None:
         """Position ids ``offset + 0..L-1`` per example (``offset [B]``), or None for ``0..L-1``;
         with ``per_step`` (a stack of an encoder-decoder) also ``[B, S, L]``, one set per
-        recurrent step, for ``offset [B, S]``.
+        recurrent step, for ``offset [B, S]``. With ``restart_id`` the count starts again at 0
+        after each such token (the token itself ends the count before it).
 
         Random offsets are a training-time augmentation (the paper's Section 3.4): the
         trainer draws them and passes them in, so a forward pass is a pure function of
@@ -55,15 +65,24 @@ class _UTBase(PretrainedModel):
         example by the same offset, so positions still align them, unless it is given
         separate ones (see :meth:`UniversalTransformer.forward`).
         """
+        index = None
+        if restart_id is not None:
+            index = torch.arange(tokens.shape[1], device=tokens.device).expand(tokens.shape[0], -1)
+            marks = torch.where(tokens == restart_id, index, torch.full_like(index, -1))
+            # The last restart token strictly before each position (-1: none).
+            before = torch.cat((marks.new_full((tokens.shape[0], 1), -1), marks[:, :-1].cummax(dim=1).values), dim=1)
+            index = index - before - 1
         if offset is None:
-            return None
+            return index
         if not (offset.dim() == 1 or (per_step and offset.dim() == 2)):
             raise ValueError(
                 f"position offsets of shape {tuple(offset.shape)}: a model with one stack takes one offset per "
                 "example [B] (separate source and target offsets, train.position_offset_per=stack or step, need "
                 "an encoder-decoder)"
             )
-        return offset.to(tokens.device).unsqueeze(-1) + torch.arange(tokens.shape[1], device=tokens.device)
+        if index is None:
+            return offset.to(tokens.device).unsqueeze(-1) + torch.arange(tokens.shape[1], device=tokens.device)
+        return offset.to(tokens.device).unsqueeze(-1) + (index if offset.dim() == 1 else index.unsqueeze(1))
 
     def _padding(self, tokens: Tensor) -> Tensor | None:
         padding = tokens == self.config.pad_id
@@ -75,6 +94,8 @@ class _UTBase(PretrainedModel):
         act_packed: bool | None = None,
         gradient_checkpointing: bool | None = None,
         depth: int | None = None,
+        attention_window: int | None | object = _KEEP,
+        attention_window_scope: str | object = _KEEP,
     ) -> None:
         """Execution choices, not part of the config.
 
@@ -84,7 +105,15 @@ class _UTBase(PretrainedModel):
         leave the function unchanged. ``depth``: the number of recurrent steps of every
         stack (with ACT: the step limit), e.g. more at test time than in training (the
         paper's Section 2: the depth of a UT can adapt; see ``RecurrentStack.set_depth``).
+        ``attention_window``: local attention at test time (an int, or None for none), in place
+        of the config's ``attention_window``: confines a model to the distances it was trained on;
+        ``attention_window_scope``: ``all`` or ``source`` (see :class:`UTConfig`).
         """
+        if attention_window_scope is not _KEEP and attention_window_scope not in ("all", "source"):
+            raise ValueError(f"attention_window_scope must be 'all' or 'source', got {attention_window_scope!r}")
+        if attention_window is not _KEEP and attention_window is not None:
+            if not isinstance(attention_window, int) or isinstance(attention_window, bool) or attention_window < 0:
+                raise ValueError(f"attention_window must be a number of positions >= 0 or None, got {attention_window!r}")
         for module in self.modules():
             if isinstance(module, RecurrentStack):
                 if act_packed is not None:
@@ -93,6 +122,10 @@ class _UTBase(PretrainedModel):
                     module.gradient_checkpointing = gradient_checkpointing
                 if depth is not None:
                     module.set_depth(depth)
+                if attention_window is not _KEEP:
+                    module.attention_window = attention_window
+                if attention_window_scope is not _KEEP:
+                    module.attention_window_scope = attention_window_scope
 
     def set_gradient_checkpointing(self, enabled: bool = True) -> None:
         """Shorthand for ``configure_runtime(gradient_checkpointing=enabled)``."""
@@ -126,6 +159,7 @@ class UniversalTransformer(_UTBase):
     """
 
     is_encoder_decoder = True
+    restarts_positions = True
 
     def __init__(self, config: UTConfig) -> None:
         super().__init__(config)
@@ -152,10 +186,14 @@ class UniversalTransformer(_UTBase):
     def target_embedding(self) -> TokenEmbedding:
         return self.tgt_embed if self.tgt_embed is not None else self.src_embed
 
+    def source_positions(self, src: Tensor, position_offset: Tensor | None = None) -> Tensor | None:
+        """The source's position ids (None: ``0..L-1``), restarted at ``config.position_restart_id``."""
+        return self._positions(src, position_offset, per_step=True, restart_id=self.config.position_restart_id)
+
     def encode(self, src: Tensor, *, need_weights: bool = False, position_offset: Tensor | None = None) -> StackOutput:
         padding = self._padding(src)
         h = self.embedding_dropout(self.src_embed(src))
-        positions = self._positions(src, position_offset, per_step=True)
+        positions = self.source_positions(src, position_offset)
         return self.encoder(h, padding=padding, positions=positions, need_weights=need_weights)
 
     def decode(
@@ -167,7 +205,10 @@ class UniversalTransformer(_UTBase):
         cache: StackCache | None = None,
         need_weights: bool = False,
         position_offset: Tensor | None = None,
+        memory_positions: Tensor | None = None,
     ) -> tuple[Tensor, StackOutput]:
+        """Target logits; ``memory_positions`` are the source's position ids (see
+        :meth:`source_positions`), which only local attention (``attention_window``) reads."""
         if cache is not None and position_offset is not None:
             raise ValueError("with a decoding cache the target's offsets are the cache's (start_decoding(position_offset=...))")
         padding = self._padding(tgt_in) if cache is None else None
@@ -178,6 +219,7 @@ class UniversalTransformer(_UTBase):
             positions=self._positions(tgt_in, position_offset, per_step=True) if cache is None else None,
             memory=memory,
             memory_padding=memory_padding,
+            memory_positions=memory_positions,
             cache=cache,
             need_weights=need_weights,
         )
@@ -202,7 +244,8 @@ class UniversalTransformer(_UTBase):
         src_offset, tgt_offset = self._stack_offsets(position_offset)
         enc = self.encode(src, need_weights=need_weights, position_offset=src_offset)
         logits, dec = self.decode(
-            tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=tgt_offset
+            tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=tgt_offset,
+            memory_positions=self._memory_positions(src, src_offset),
         )
         return self._finish(logits, labels, {"encoder": enc, "decoder": dec}, label_smoothing)
 
@@ -215,6 +258,12 @@ class UniversalTransformer(_UTBase):
             return position_offset[:, 0], position_offset[:, 1]
         return position_offset, position_offset
 
+    def _memory_positions(self, src: Tensor, src_offset: Tensor | None) -> Tensor | None:
+        """The source positions the decoder's local attention reads (None without a window)."""
+        if self.decoder.attention_window is None:
+            return None
+        return self.source_positions(src, src_offset)
+
     def start_decoding(self, src: Tensor, *, position_offset: Tensor | None = None) -> DecodingState:
         """Encode ``src``; ``position_offset`` as in :meth:`forward` (the target's part stays in
         the cache, so that every new token continues its positions)."""
@@ -222,6 +271,7 @@ class UniversalTransformer(_UTBase):
         enc = self.encode(src, position_offset=src_offset)
         state = DecodingState(self.decoder.new_cache(), enc.halting.padding)
         state.cache.memory_kv = [blk.memory_kv(enc.hidden) for blk in self.decoder.blocks]
+        state.cache.memory_positions = self._memory_positions(src, src_offset)
         if tgt_offset is not None:
             state.cache.position_offset = tgt_offset.to(src.device)
         return state

@@ -175,11 +175,16 @@ def attention_mask(
     query_index: Tensor | None = None,
     key_index: Tensor | None = None,
     query_valid: Tensor | None = None,
+    window: int | None = None,
+    query_position: Tensor | None = None,
+    key_position: Tensor | None = None,
 ) -> Tensor | None:
     """Boolean attention mask ``[B, 1, Lq, Lk]`` (True = attend), or ``None`` if nothing is masked.
 
     ``key_padding [B, Lk]`` is True at padding keys. With ``causal``, a query at
     sequence index ``query_index [B, Lq]`` sees keys with ``key_index [Lk] <= `` it.
+    With ``window``, a query at position id ``query_position [B, Lq]`` sees only keys whose
+    ``key_position [B, Lk]`` is at most ``window`` away (local attention).
     Rows of invalid queries (``query_valid`` False: slots of a packed batch that hold
     no position) attend everywhere so that no row is fully masked (which would give
     NaN); their outputs are discarded by the caller.
@@ -191,6 +196,10 @@ def attention_mask(
         assert query_index is not None and key_index is not None
         future_ok = key_index[None, None, None, :] <= query_index[:, None, :, None]
         mask = future_ok if mask is None else mask & future_ok
+    if window is not None:
+        assert query_position is not None and key_position is not None
+        near = (query_position[:, None, :, None] - key_position[:, None, None, :]).abs() <= window
+        mask = near if mask is None else mask & near
     if mask is not None and query_valid is not None:
         mask = mask | ~query_valid[:, None, :, None]
     return mask

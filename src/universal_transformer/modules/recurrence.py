@@ -67,6 +67,7 @@ class StackCache:
     self_kv: list[KVCache]
     conv: list[dict]
     memory_kv: list[tuple[Tensor, Tensor]] | None = None
+    memory_positions: Tensor | None = None  # [B, Lk] position ids of the memory (local attention)
     padding: Tensor | None = None
     length: int = 0
     # Position offsets of the rows ([B], or [B, S] one per step) when decoding continues
@@ -86,6 +87,8 @@ class StackCache:
                 state[key] = value.index_select(0, index)
         if self.memory_kv is not None:
             self.memory_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.memory_kv]
+        if self.memory_positions is not None:
+            self.memory_positions = self.memory_positions.index_select(0, index)
         if self.padding is not None:
             self.padding = self.padding.index_select(0, index)
         if self.position_offset is not None:
@@ -108,6 +111,12 @@ class _StepContext:
     memory_mask: Tensor | None
     cache: StackCache | None
     need_weights: bool
+    # Local attention (config.attention_window): position ids of the new positions [B, L], of
+    # every self-attention key [B, Lk] and of the memory [B, Lm], to rebuild masks for packed rows.
+    query_position: Tensor | None = None
+    key_position: Tensor | None = None
+    memory_position: Tensor | None = None
+    memory_padding: Tensor | None = None
     attentions: list[dict[str, Tensor]] = field(default_factory=list)
 
 
@@ -150,6 +159,15 @@ class RecurrentStack(nn.Module):
         # Run-time choices (not architecture; see configure_runtime on the models).
         self.gradient_checkpointing = False
         self.act_packed = True
+        # Local attention, the config's unless set at test time (configure_runtime on the models).
+        self.attention_window = config.attention_window
+        self.attention_window_scope = config.attention_window_scope
+
+    @property
+    def self_attention_window(self) -> int | None:
+        """The window of this stack's self-attention: every stack's with scope ``all``; with
+        ``source`` only a non-causal one's (an encoder's), not a decoder's over its own outputs."""
+        return self.attention_window if self.attention_window_scope == "all" or not self.causal else None
 
     def set_depth(self, steps: int) -> None:
         """Run ``steps`` recurrent steps from now on (with ACT: at most ``steps``).
@@ -201,6 +219,7 @@ class RecurrentStack(nn.Module):
         positions: Tensor | None = None,
         memory: Tensor | None = None,
         memory_padding: Tensor | None = None,
+        memory_positions: Tensor | None = None,
         cache: StackCache | None = None,
         need_weights: bool = False,
     ) -> StackOutput:
@@ -210,8 +229,9 @@ class RecurrentStack(nn.Module):
         position ids (default ``0..L-1``, after the cached ones, shifted by the cache's
         ``position_offset`` if it has one), or ``[B, S, L]`` one set per step for at least the
         ``S >= total_steps`` steps the stack may run (not with a cache: there they come from
-        its offsets); ``memory`` is the encoder output for cross-attention; ``cache`` enables
-        incremental decoding.
+        its offsets); ``memory`` is the encoder output for cross-attention, ``memory_positions
+        [B, Lm]`` its position ids (default ``0..Lm-1``; read only with ``config.attention_window``,
+        kept in ``cache``); ``cache`` enables incremental decoding.
         """
         b, n, _ = h.shape
         start = cache.length if cache is not None else 0
@@ -230,6 +250,16 @@ class RecurrentStack(nn.Module):
             position_signal = self.coordinates.position_span(start, n)  # [n, d], broadcast over rows
         else:
             position_signal = self.coordinates.position(positions)
+        window = self.attention_window
+        query_position = key_position = memory_position = None
+        if window is not None:
+            if positions is not None and positions.dim() == 3:
+                raise ValueError("attention_window needs one set of positions per stack, not positions drawn per step")
+            query_position = positions if positions is not None else torch.arange(start, start + n, device=h.device).expand(b, n)
+            key_position = query_position
+            if cache is not None:
+                offset = cache.position_offset.unsqueeze(-1) if cache.position_offset is not None else 0
+                key_position = (offset + torch.arange(start + n, device=h.device)).expand(b, start + n)
         key_padding = padding
         if cache is not None:
             if padding is not None or cache.padding is not None:
@@ -246,6 +276,13 @@ class RecurrentStack(nn.Module):
                 memory_kv = [blk.memory_kv(memory) for blk in self.blocks]
                 if cache is not None:
                     cache.memory_kv = memory_kv
+                    cache.memory_positions = memory_positions
+            if window is not None:
+                if cache is not None and memory is None:
+                    memory_positions = cache.memory_positions
+                length = memory_kv[0][0].shape[2]
+                memory_position = (memory_positions if memory_positions is not None
+                                   else torch.arange(length, device=h.device).expand(b, length))
         ctx = _StepContext(
             positions=positions,
             position_signal=position_signal,
@@ -256,12 +293,18 @@ class RecurrentStack(nn.Module):
             self_mask=attention_mask(
                 key_padding, causal=self.causal and n > 1,
                 query_index=query_index.expand(b, n) if query_index is not None else None, key_index=key_index,
+                window=self.self_attention_window, query_position=query_position, key_position=key_position,
             ),
             padding=padding,
             memory_kv=memory_kv,
-            memory_mask=attention_mask(memory_padding),
+            memory_mask=attention_mask(memory_padding, window=window if memory_position is not None else None,
+                                       query_position=query_position, key_position=memory_position),
             cache=cache,
             need_weights=need_weights,
+            query_position=query_position,
+            key_position=key_position,
+            memory_position=memory_position,
+            memory_padding=memory_padding,
         )
         if self.act:
             hidden, stats = self._act(h, ctx)
@@ -298,13 +341,20 @@ class RecurrentStack(nn.Module):
         given_kv = kv
         blk = self.block(step)
         xq = x if rows is None else x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
+        memory_mask = ctx.memory_mask
         if rows is None:
             mask = ctx.self_mask
         else:  # packed ACT: the rows still running at this step
+            window = self.attention_window
+            query_position = ctx.query_position.gather(1, rows) if ctx.query_position is not None else None
             mask = attention_mask(
                 ctx.key_padding, causal=self.causal, query_index=ctx.query_index[rows], key_index=ctx.key_index,
-                query_valid=valid,
+                query_valid=valid, window=self.self_attention_window, query_position=query_position,
+                key_position=ctx.key_position,
             )
+            if ctx.memory_position is not None:
+                memory_mask = attention_mask(ctx.memory_padding, query_valid=valid, window=window,
+                                             query_position=query_position, key_position=ctx.memory_position)
         memory_kv = ctx.memory_kv[0 if len(ctx.memory_kv) == 1 else step - 1] if ctx.memory_kv is not None else None
         conv_state = ctx.cache.conv[step - 1] if ctx.cache is not None else None
         kv_cache = ctx.cache.self_kv[step - 1] if ctx.cache is not None else None
@@ -318,7 +368,7 @@ class RecurrentStack(nn.Module):
                     kv = kv_cache.append(*kv)
             return blk(
                 xq, kv, mask, kv_cache=kv_cache if kv is None else None, memory_kv=memory_kv,
-                memory_mask=ctx.memory_mask, padding=padding, conv_state=conv_state, need_weights=ctx.need_weights,
+                memory_mask=memory_mask, padding=padding, conv_state=conv_state, need_weights=ctx.need_weights,
             )
 
         if self.gradient_checkpointing and self.training and torch.is_grad_enabled() and ctx.cache is None:

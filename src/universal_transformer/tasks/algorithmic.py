@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.algorithmic import BOS, EOS, PAD, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
+from ..data.algorithmic import BOS, EOS, PAD, PLUS, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
 from ..data.batch import Seq2SeqBatch
 from ..evaluation.metrics import decode_accuracy, teacher_forced_accuracy
 from .base import Task, TaskOptions, check_length_penalty
@@ -53,6 +53,12 @@ class AlgorithmicOptions(TaskOptions):
     # find the end of the input by what is there, not by where positions run out. False keeps
     # the sources of the runs recorded before this option.
     source_eos: bool = False
+    # Addition only: the source positions count from 0 again after the `+` (the model's
+    # position_restart_id), so that both operands' i-th digits share position i. The paper's
+    # models have one count over the whole source and must find "the digit L + 1 further on"
+    # themselves; this takes that alignment away to measure what is left (carries, length). Models
+    # without positions (the LSTM, position_embedding none) have nothing to restart.
+    operand_positions: bool = False
     beam_size: int = 1
     length_penalty: float = 0.6
 
@@ -69,6 +75,8 @@ class AlgorithmicOptions(TaskOptions):
         self.test_lengths = [int(n) for n in self.test_lengths]
         self.test_lengths_up_to = [int(n) for n in self.test_lengths_up_to]
         check_length_penalty(self.length_penalty)
+        if self.operand_positions and self.task != "addition":
+            raise ConfigError(f"task.operand_positions restarts positions at Addition's '+'; task {self.task!r} has one operand")
         for name in ("eval_examples", "eval_batch_size", "bucket_width", "beam_size"):
             if int(getattr(self, name)) < 1:
                 raise ConfigError(f"task.{name} must be a positive integer, got {getattr(self, name)!r}")
@@ -83,7 +91,7 @@ class AlgorithmicTask(Task):
     name = "algorithmic"
     options_class = AlgorithmicOptions
     model_classes = ("UniversalTransformer", "LSTMSeq2Seq")
-    derived_model_fields = ("vocab_size", "pad_id", "bos_id", "eos_id")
+    derived_model_fields = ("vocab_size", "pad_id", "bos_id", "eos_id", "position_restart_id")
     options: AlgorithmicOptions
 
     def __init__(self, options: AlgorithmicOptions | dict[str, Any], *, seed: int) -> None:
@@ -96,7 +104,10 @@ class AlgorithmicTask(Task):
         self._pool: tuple[list[tuple[list[int], list[int]]], list[int]] | None = None  # pairs, their lengths (sorted)
 
     def model_overrides(self) -> dict[str, Any]:
-        return {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
+        overrides = {"vocab_size": VOCAB_SIZE, "pad_id": PAD, "bos_id": BOS, "eos_id": EOS}
+        if self.options.operand_positions:
+            overrides["position_restart_id"] = PLUS
+        return overrides
 
     def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> Seq2SeqBatch:
         gen = torch.Generator().manual_seed((self.seed * 2_147_483_647 + step) % 2**63)
