@@ -820,3 +820,19 @@ def test_seeds_rows_table_mean_and_sample_sd_over_the_seeds_of_an_experiment():
         "| rev-ut | 0, 1, 2 | 0.75 ± 0.25 / 0.50 ± 0.25 | - |",
     ])
     assert TABLES["algorithmic-prenorm-seeds"](records[3:5]) == docs.NO_RECORDS
+
+
+def test_window_rescores_are_rows_of_their_own_and_stay_out_of_the_model_tables():
+    """A record re-scored with local attention at test time (``ut eval --attention-window``) is a
+    different model: it is a row of the per-record tables, never a cell of the model tables, even
+    where its validation score ties with its run's."""
+    ut = _algorithmic("copy", "UT", 0.5, 0.1, family="algorithmic-prenorm")
+    windowed = make_record(ut.experiment + "-test-window2-source", model_class=ut.config["model_class"],
+                           model=ut.config["model"], task=ut.config["task"], command=ut.command,
+                           validation=ut.metrics["validation"], status="rescored",
+                           test={"len40/char_accuracy": 1.0, "len40/sequence_accuracy": 1.0, "inference_attention_window": 2})
+    assert docs.inference_window(windowed) == 2 and docs.inference_window(ut) is None
+    assert docs.family([windowed, ut], "algorithmic-prenorm") == [ut]
+    rows = TABLES["algorithmic-prenorm"]([windowed, ut])
+    assert "| copy-UT-test-window2-source | 1.00 / 1.00 |" in rows and "| copy-UT | 1.00 / 0.60 |" in rows
+    assert docs.length_curves([windowed, ut], name="algorithmic-prenorm")["copy"]["UT"] == [(40, 1.0, 0.6), (400, 0.5, 0.1)]

@@ -204,10 +204,12 @@ def status_label(record: RunRecord) -> str:
     return STATUS_LABELS[record.status]
 
 
-def family(records: list[RunRecord], name: str, *, other_depths: bool = False) -> list[RunRecord]:
+def family(records: list[RunRecord], name: str, *, other_depths: bool = False, windows: bool = False) -> list[RunRecord]:
     """The records of experiments named ``NAME/...``; those re-scored at another depth than
-    the model was trained with (:func:`inference_steps`) only with ``other_depths``."""
-    return [r for r in records if r.experiment.startswith(name + "/") and (other_depths or inference_steps(r) is None)]
+    the model was trained with (:func:`inference_steps`) only with ``other_depths``, those
+    re-scored with local attention at test time (:func:`inference_window`) only with ``windows``."""
+    return [r for r in records if r.experiment.startswith(name + "/") and (other_depths or inference_steps(r) is None)
+            and (windows or inference_window(r) is None)]
 
 
 def best_on_validation(records: list[RunRecord]) -> RunRecord:
@@ -246,6 +248,16 @@ def model_label(config: dict[str, Any]) -> str:
     if model.get("share_weights", True) is False:
         return "Transformer"
     return "UT+ACT" if model.get("act", False) else "UT"
+
+
+def inference_window(record: RunRecord) -> int | None:
+    """The attention window that ``ut eval --attention-window`` re-scored a record with (a test-time
+    change of the model), else None. Such records appear only in tables of rows per record."""
+    for split in ("test", "validation"):
+        window = record.metrics[split].get("inference_attention_window")
+        if window is not None:
+            return window
+    return None
 
 
 def inference_steps(record: RunRecord) -> int | None:
@@ -394,7 +406,7 @@ def model_rows_table(records: list[RunRecord], *, name: str) -> str:
     teacher-forced char / sequence accuracy at every test length and on the sets of lengths 1..N,
     then the run's steps (best step) and wall time, which differ between the rows' runs. Records
     decoded by beam search too (``beamK/...``, ``task.beam_size``) add a column per set and K."""
-    runs = sorted(family(records, name), key=lambda r: r.experiment)
+    runs = sorted(family(records, name, windows=True), key=lambda r: r.experiment)
     if not runs:
         return NO_RECORDS
     lengths = _lengths(runs)
