@@ -90,6 +90,8 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert windowed.returncode == 0, windowed.stderr
     metrics = json.loads((target / "eval-test-window1.json").read_text())
     assert metrics["inference_attention_window"] == 1 and "len5/char_accuracy" in metrics
+    generated = run_ut("generate", str(target), "--input", "0123", "--attention-window", "0", "--attention-window-scope", "source")
+    assert generated.returncode == 0 and generated.stdout.strip(), generated.stderr
     refused = run_ut("eval", str(target), "--attention-window", "-1")
     assert refused.returncode == 2 and "--attention-window: attention_window must be a number of positions >= 0" in refused.stderr
     missing = run_ut("publish", str(tmp_path / "nope"), "--name", "x", "--results", str(results))

@@ -71,11 +71,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
-    p.add_argument("--attention-window", type=int, default=None, metavar="W",
-                   help="local attention at inference: every query sees only keys at most W positions away")
-    p.add_argument("--attention-window-scope", choices=("all", "source"), default="all",
-                   help="with --attention-window: every attention (all) or only over the source (the "
-                   "encoder's and the cross-attention, not the decoder's over its own outputs)")
+    _add_window_arguments(p)
     p.add_argument("--device", default="cpu")
     add_threads_argument(p)
     _add_record_arguments(p)
@@ -100,10 +96,19 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--top-p", type=float, default=None)
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
+    _add_window_arguments(p)
     p.add_argument("--batch-size", type=int, default=64, help="inputs decoded together")
     add_threads_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
+
+
+def _add_window_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--attention-window", type=int, default=None, metavar="W",
+                   help="local attention at inference: every query sees only keys at most W positions away")
+    p.add_argument("--attention-window-scope", choices=("all", "source"), default="all",
+                   help="with --attention-window: every attention (all) or only over the source (the "
+                   "encoder's and the cross-attention, not the decoder's over its own outputs)")
 
 
 PUBLISH_MODEL_MB, PUBLISH_TOTAL_MB = 5, 40
@@ -191,7 +196,9 @@ def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     return ExperimentConfig.from_dict(data, source=str(path))
 
 
-def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None) -> PretrainedModel:
+def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
+                window: int | None = None, window_scope: str = "all") -> PretrainedModel:
+    """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given."""
     folder = model_dir or run_dir / "best"
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
@@ -203,6 +210,13 @@ def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: in
             model.configure_runtime(depth=steps)
         except ValueError as err:
             raise ConfigError(f"--steps: {err}") from None
+    if window is not None:
+        if "attention_window" not in inspect.signature(getattr(model, "configure_runtime", lambda: None)).parameters:
+            raise ConfigError(f"--attention-window: a {type(model).__name__} has no attention to confine")
+        try:
+            model.configure_runtime(attention_window=window, attention_window_scope=window_scope)
+        except ValueError as err:
+            raise ConfigError(f"--attention-window: {err}") from None
     return model
 
 
@@ -210,15 +224,9 @@ def run_eval(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     experiment = _load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
-    model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
     window = args.attention_window
-    if window is not None:
-        if not hasattr(model, "configure_runtime") or "attention_window" not in inspect.signature(model.configure_runtime).parameters:
-            raise ConfigError(f"--attention-window: a {type(model).__name__} has no attention")
-        try:
-            model.configure_runtime(attention_window=window, attention_window_scope=args.attention_window_scope)
-        except ValueError as err:
-            raise ConfigError(f"--attention-window: {err}") from None
+    model = _load_model(args.run_dir, args.model, args.device, steps=args.steps, window=window,
+                        window_scope=args.attention_window_scope)
     metrics = task.evaluate(evaluated(model, experiment.train), args.split)
     if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
         metrics["inference_steps"] = args.steps
@@ -325,7 +333,8 @@ def run_generate(args: argparse.Namespace) -> int:
     task = build_task(experiment.task, seed=experiment.train.seed)
     # As evaluation sees it: a run with train.eval_position_offsets decodes with drawn offsets
     # (drawn per batch of inputs, so there --batch-size changes the draws).
-    model = evaluated(_load_model(args.run_dir, None, "cpu", steps=args.steps), experiment.train)
+    model = evaluated(_load_model(args.run_dir, None, "cpu", steps=args.steps, window=args.attention_window,
+                                  window_scope=args.attention_window_scope), experiment.train)
     if args.input is not None:
         texts = [args.input]
     elif str(args.input_file) == "-":

@@ -592,6 +592,8 @@ register_table("algorithmic-offsets")(partial(model_rows_table, name="algorithmi
 # The tiny UTs pre-norm (configs/algorithmic/prenorm.grid), as tensor2tensor normalises.
 register_table("algorithmic-prenorm")(partial(model_rows_table, name="algorithmic-prenorm"))
 register_table("algorithmic-prenorm-seeds")(partial(seeds_rows_table, name="algorithmic-prenorm"))
+# Trained models re-scored with local attention at test time (ut eval --attention-window).
+register_table("algorithmic-window")(partial(model_rows_table, name="algorithmic-window"))
 register_table("algorithmic-prenorm-depth")(partial(depth_table, name="algorithmic-prenorm"))
 # Trained runs re-scored with beam search (`ut eval RUN --split test --set task.beam_size=K`).
 register_table("algorithmic-beam")(partial(model_rows_table, name="algorithmic-beam"))
