@@ -43,6 +43,15 @@ _CHOICES = {
 }
 
 
+def check_attention_window(window: Any, scope: Any = "all") -> None:
+    """Raise :class:`ConfigError` unless ``window`` is None or a number of positions >= 0 and
+    ``scope`` one of ``all``/``source`` (the config's fields, or their test-time values)."""
+    if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 0):
+        raise ConfigError(f"attention_window must be a number of positions >= 0 or null, got {window!r}")
+    if scope not in _CHOICES["attention_window_scope"]:
+        raise ConfigError(f"attention_window_scope must be 'all' or 'source', got {scope!r}")
+
+
 def reject_unknown_keys(cls: type, data: dict[str, Any], *, source: str, what: str = "key(s)") -> None:
     """Raise :class:`ConfigError` naming every key of ``data`` that is not a field of the dataclass ``cls``."""
     known = {f.name for f in fields(cls)}
@@ -204,9 +213,7 @@ class UTConfig(_VocabularyConfig):
         for name in ("decoder_num_steps", "act_max_steps"):
             if getattr(self, name) is not None:
                 self._check_positive(name)
-        window = self.attention_window
-        if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 0):
-            raise ConfigError(f"attention_window must be a number of positions >= 0 or null, got {window!r}")
+        check_attention_window(self.attention_window)
         if self.position_restart_id is not None:
             if self.position_embedding == "none":
                 raise ConfigError("position_restart_id restarts the source positions, but position_embedding is 'none'")

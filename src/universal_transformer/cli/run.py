@@ -235,7 +235,9 @@ def run_eval(args: argparse.Namespace) -> int:
         metrics["inference_attention_window_scope"] = args.attention_window_scope
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
     # At another depth or window, its own file: the folder reports read eval-SPLIT.json as the trained model's.
-    suffix = (f"-steps{args.steps}" if args.steps is not None else "") + (f"-window{window}{'' if args.attention_window_scope == 'all' else '-source'}" if window is not None else "")
+    suffix = f"-steps{args.steps}" if args.steps is not None else ""
+    if window is not None:
+        suffix += f"-window{window}" + ("-source" if args.attention_window_scope == "source" else "")
     out = args.run_dir / f"eval-{args.split}{suffix}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ..config import ConfigError, UTClassifierConfig, UTConfig
-
-_KEEP = object()  # configure_runtime: leave this choice as it is
+from ..config import ConfigError, UTClassifierConfig, UTConfig, check_attention_window
 from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
 from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
 from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
 from .base import ModelOutput, PretrainedModel
+
+_KEEP = object()  # configure_runtime: leave this choice as it is
 
 
 @dataclass
@@ -81,8 +81,10 @@ class _UTBase(PretrainedModel):
                 "an encoder-decoder)"
             )
         if index is None:
-            return offset.to(tokens.device).unsqueeze(-1) + torch.arange(tokens.shape[1], device=tokens.device)
-        return offset.to(tokens.device).unsqueeze(-1) + (index if offset.dim() == 1 else index.unsqueeze(1))
+            index = torch.arange(tokens.shape[1], device=tokens.device)  # broadcast over the rows
+        elif offset.dim() == 2:
+            index = index.unsqueeze(1)  # [B, 1, L] against [B, S, 1]
+        return offset.to(tokens.device).unsqueeze(-1) + index
 
     def _padding(self, tokens: Tensor) -> Tensor | None:
         padding = tokens == self.config.pad_id
@@ -109,11 +111,8 @@ class _UTBase(PretrainedModel):
         of the config's ``attention_window``: confines a model to the distances it was trained on;
         ``attention_window_scope``: ``all`` or ``source`` (see :class:`UTConfig`).
         """
-        if attention_window_scope is not _KEEP and attention_window_scope not in ("all", "source"):
-            raise ValueError(f"attention_window_scope must be 'all' or 'source', got {attention_window_scope!r}")
-        if attention_window is not _KEEP and attention_window is not None:
-            if not isinstance(attention_window, int) or isinstance(attention_window, bool) or attention_window < 0:
-                raise ValueError(f"attention_window must be a number of positions >= 0 or None, got {attention_window!r}")
+        check_attention_window(None if attention_window is _KEEP else attention_window,
+                               "all" if attention_window_scope is _KEEP else attention_window_scope)
         for module in self.modules():
             if isinstance(module, RecurrentStack):
                 if act_packed is not None:
@@ -191,10 +190,11 @@ class UniversalTransformer(_UTBase):
         return self._positions(src, position_offset, per_step=True, restart_id=self.config.position_restart_id)
 
     def encode(self, src: Tensor, *, need_weights: bool = False, position_offset: Tensor | None = None) -> StackOutput:
-        padding = self._padding(src)
+        return self._encode(src, self.source_positions(src, position_offset), need_weights=need_weights)
+
+    def _encode(self, src: Tensor, positions: Tensor | None, *, need_weights: bool = False) -> StackOutput:
         h = self.embedding_dropout(self.src_embed(src))
-        positions = self.source_positions(src, position_offset)
-        return self.encoder(h, padding=padding, positions=positions, need_weights=need_weights)
+        return self.encoder(h, padding=self._padding(src), positions=positions, need_weights=need_weights)
 
     def decode(
         self,
@@ -242,10 +242,11 @@ class UniversalTransformer(_UTBase):
         ``[B, 2]`` shifts the source by column 0 and the target by column 1; ``[B, 2, S]`` does
         so with offsets drawn anew for each recurrent step ``1..S`` (``S >= recurrent_steps``)."""
         src_offset, tgt_offset = self._stack_offsets(position_offset)
-        enc = self.encode(src, need_weights=need_weights, position_offset=src_offset)
+        src_positions = self.source_positions(src, src_offset)
+        enc = self._encode(src, src_positions, need_weights=need_weights)
         logits, dec = self.decode(
             tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=tgt_offset,
-            memory_positions=self._memory_positions(src, src_offset),
+            memory_positions=self._memory_positions(src_positions),
         )
         return self._finish(logits, labels, {"encoder": enc, "decoder": dec}, label_smoothing)
 
@@ -258,20 +259,20 @@ class UniversalTransformer(_UTBase):
             return position_offset[:, 0], position_offset[:, 1]
         return position_offset, position_offset
 
-    def _memory_positions(self, src: Tensor, src_offset: Tensor | None) -> Tensor | None:
-        """The source positions the decoder's local attention reads (None without a window)."""
-        if self.decoder.attention_window is None:
-            return None
-        return self.source_positions(src, src_offset)
+    def _memory_positions(self, src_positions: Tensor | None) -> Tensor | None:
+        """The source positions the decoder's local attention reads (None without a window, or
+        for ``0..L-1``, the stack's default)."""
+        return src_positions if self.decoder.attention_window is not None else None
 
     def start_decoding(self, src: Tensor, *, position_offset: Tensor | None = None) -> DecodingState:
         """Encode ``src``; ``position_offset`` as in :meth:`forward` (the target's part stays in
         the cache, so that every new token continues its positions)."""
         src_offset, tgt_offset = self._stack_offsets(position_offset)
-        enc = self.encode(src, position_offset=src_offset)
+        src_positions = self.source_positions(src, src_offset)
+        enc = self._encode(src, src_positions)
         state = DecodingState(self.decoder.new_cache(), enc.halting.padding)
         state.cache.memory_kv = [blk.memory_kv(enc.hidden) for blk in self.decoder.blocks]
-        state.cache.memory_positions = self._memory_positions(src, src_offset)
+        state.cache.memory_positions = self._memory_positions(src_positions)
         if tgt_offset is not None:
             state.cache.position_offset = tgt_offset.to(src.device)
         return state
