@@ -94,5 +94,10 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert generated.returncode == 0 and generated.stdout.strip(), generated.stderr
     refused = run_ut("eval", str(target), "--attention-window", "-1")
     assert refused.returncode == 2 and "--attention-window: attention_window must be a number of positions >= 0" in refused.stderr
+    plotted = run_ut("plot", str(target), "--set", "task.test_lengths=[5]", "--out", str(tmp_path / "w"),
+                     "--attention-window", "1", "--attention-window-scope", "source")
+    assert plotted.returncode == 0 and (tmp_path / "w-len5-attention.png").is_file(), plotted.stderr
+    refused = run_ut("plot", str(target), "--attention-window", "-1")
+    assert refused.returncode == 2 and "--attention-window: attention_window must be" in refused.stderr
     missing = run_ut("publish", str(tmp_path / "nope"), "--name", "x", "--results", str(results))
     assert missing.returncode == 2 and "not found" in missing.stderr

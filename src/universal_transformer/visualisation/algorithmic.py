@@ -41,8 +41,10 @@ def plot_cross_attention(model, batch: Seq2SeqBatch, out: str | Path, *, decode_
         ax.set_title(f"recurrent step {t + 1} of {len(steps)}", fontsize=9)
         ax.set_xlabel("input position")
         ax.set_ylabel("output position")
+    window = getattr(model.decoder, "attention_window", None)
+    confined = "" if window is None else f"; attention window {window}, scope {model.decoder.attention_window_scope}"
     fig.suptitle(f"input length {real_source}: greedy output right at {right} of {real_target} positions "
-                 f"(teacher-forced attention, mean over heads)", fontsize=10)
+                 f"(teacher-forced attention, mean over heads{confined})", fontsize=10)
     fig.tight_layout()
     out = Path(out)
     fig.savefig(out, dpi=110)
