@@ -19,7 +19,7 @@ from ..tasks.babi import parse_tasks
 from ..training.config import ExperimentConfig, load_experiment
 from ..training.distributed import shutdown_distributed
 from ..training.trainer import Trainer, TrainingDiverged, check_run_config
-from .run import _add_window_arguments, _load_model, _load_run
+from .run import add_window_arguments, load_model, load_run
 
 
 def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=None, help="output prefix (default RUN_DIR/plots/SPLIT-INDEX)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override task options, e.g. --set 'task.test_lengths=[400]'")
-    _add_window_arguments(p)
+    add_window_arguments(p)
     p.set_defaults(run=run_plot)
 
 
@@ -144,9 +144,9 @@ def report_runs(args: argparse.Namespace) -> int:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    experiment = _load_run(args.run_dir, args.overrides)
+    experiment = load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
-    model = _load_model(args.run_dir, None, "cpu", window=args.attention_window, window_scope=args.attention_window_scope)
+    model = load_model(args.run_dir, None, "cpu", window=args.attention_window, window_scope=args.attention_window_scope)
     prefix = args.out or args.run_dir / "plots" / f"{args.split}-{args.index}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     for path in task.plot(model, args.split, args.index, prefix):

@@ -71,7 +71,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--model", type=Path, default=None, help="a saved model folder (default RUN_DIR/best)")
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
-    _add_window_arguments(p)
+    add_window_arguments(p)
     p.add_argument("--device", default="cpu")
     add_threads_argument(p)
     _add_record_arguments(p)
@@ -96,14 +96,16 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--top-p", type=float, default=None)
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
-    _add_window_arguments(p)
+    add_window_arguments(p)
     p.add_argument("--batch-size", type=int, default=64, help="inputs decoded together")
     add_threads_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
 
 
-def _add_window_arguments(p: argparse.ArgumentParser) -> None:
+def add_window_arguments(p: argparse.ArgumentParser) -> None:
+    """``--attention-window`` and its scope, for the commands that load a trained model
+    (``ut eval``, ``generate``, ``plot``; passed on to :func:`load_model`)."""
     p.add_argument("--attention-window", type=int, default=None, metavar="W",
                    help="local attention at inference: every query sees only keys at most W positions away")
     p.add_argument("--attention-window-scope", choices=("all", "source"), default="all",
@@ -117,7 +119,7 @@ PUBLISH_MODEL_MB, PUBLISH_TOTAL_MB = 5, 40
 def run_publish(args: argparse.Namespace) -> int:
     import shutil
 
-    _load_run(args.run_dir, [])  # a run folder with a valid config
+    load_run(args.run_dir, [])  # a run folder with a valid config
     best = args.run_dir / "best"
     if not (best / "model.safetensors").is_file():
         raise ConfigError(f"{best}: no saved model (training writes RUN_DIR/best at its first evaluation)")
@@ -183,7 +185,7 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
+def load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     path = run_dir / "config.yaml"
     if not path.is_file():
         raise ConfigError(f"{path}: not found; is {run_dir} a run directory written by 'ut train'?")
@@ -196,7 +198,7 @@ def _load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     return ExperimentConfig.from_dict(data, source=str(path))
 
 
-def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
+def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
                 window: int | None = None, window_scope: str = "all") -> PretrainedModel:
     """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given."""
     folder = model_dir or run_dir / "best"
@@ -222,10 +224,10 @@ def _load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: in
 
 def run_eval(args: argparse.Namespace) -> int:
     set_threads(args.threads)
-    experiment = _load_run(args.run_dir, args.overrides)
+    experiment = load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     window = args.attention_window
-    model = _load_model(args.run_dir, args.model, args.device, steps=args.steps, window=window,
+    model = load_model(args.run_dir, args.model, args.device, steps=args.steps, window=window,
                         window_scope=args.attention_window_scope)
     metrics = task.evaluate(evaluated(model, experiment.train), args.split)
     if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
@@ -331,11 +333,11 @@ def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
 
 def run_generate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
-    experiment = _load_run(args.run_dir, [])
+    experiment = load_run(args.run_dir, [])
     task = build_task(experiment.task, seed=experiment.train.seed)
     # As evaluation sees it: a run with train.eval_position_offsets decodes with drawn offsets
     # (drawn per batch of inputs, so there --batch-size changes the draws).
-    model = evaluated(_load_model(args.run_dir, None, "cpu", steps=args.steps, window=args.attention_window,
+    model = evaluated(load_model(args.run_dir, None, "cpu", steps=args.steps, window=args.attention_window,
                                   window_scope=args.attention_window_scope), experiment.train)
     if args.input is not None:
         texts = [args.input]

@@ -12,7 +12,7 @@ from ..data.textfile import decode_text_lines
 from ..data.tokenizer import MODEL_TYPES, TokenizerError, train_tokenizer
 from ..registry import build_task
 from ..training.averaging import average_checkpoints
-from .run import _load_model, _load_run, add_threads_argument, set_threads
+from .run import add_threads_argument, load_model, load_run, set_threads
 
 
 def add_translation_parsers(commands: argparse._SubParsersAction) -> None:
@@ -84,7 +84,7 @@ def run_tokenizer_train(args: argparse.Namespace) -> int:
 
 def run_translate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
-    experiment = _load_run(args.run_dir, args.overrides)
+    experiment = load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     if not hasattr(task, "translate"):
         raise ConfigError(f"{args.run_dir} is a {task.name!r} run; 'ut translate' takes translation runs (see 'ut generate')")
@@ -99,7 +99,7 @@ def run_translate(args: argparse.Namespace) -> int:
             texts = read_lines(args.input_file)
     except ParallelFormatError as err:
         raise ConfigError(str(err)) from None
-    model = _load_model(args.run_dir, args.model, args.device, steps=args.steps)
+    model = load_model(args.run_dir, args.model, args.device, steps=args.steps)
     translations = task.translate(model, texts, beam_size=args.beam, length_penalty=args.length_penalty,
                                   max_length_a=args.max_length_a, max_length_b=args.max_length_b,
                                   batch_size=args.batch_size)
