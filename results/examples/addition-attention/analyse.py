@@ -18,6 +18,7 @@ import yaml
 
 from universal_transformer.training.config import ExperimentConfig
 from universal_transformer.models import PretrainedModel
+from universal_transformer.modules.attention import attention_mask
 from universal_transformer.registry import build_task
 
 torch.set_num_threads(1)
@@ -31,9 +32,11 @@ model = PretrainedModel.from_pretrained(MODEL / "best").eval()
 
 def far_share(weights: torch.Tensor, query_pos: torch.Tensor, key_pos: torch.Tensor,
               query_real: torch.Tensor, key_real: torch.Tensor) -> float:
-    """Mean attention mass beyond WINDOW positions, over examples, heads and real queries."""
-    far = ((query_pos[:, :, None] - key_pos[:, None, :]).abs() > WINDOW) & key_real[:, None, :]
-    mass = (weights * far[:, None]).sum(-1)  # [B, H, Q]
+    """Mean attention mass on the real keys the window would mask (the library's own mask),
+    over examples, heads and real queries."""
+    near = attention_mask(None, window=WINDOW, query_position=query_pos, key_position=key_pos)  # [B, 1, Q, K]
+    far = ~near & key_real[:, None, None, :]
+    mass = (weights * far).sum(-1)  # [B, H, Q]
     keep = query_real[:, None, :].expand_as(mass)
     return float(mass[keep].mean())
 

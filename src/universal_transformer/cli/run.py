@@ -213,7 +213,7 @@ def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int
         except ValueError as err:
             raise ConfigError(f"--steps: {err}") from None
     if window is not None:
-        if "attention_window" not in inspect.signature(getattr(model, "configure_runtime", lambda: None)).parameters:
+        if not hasattr(model, "configure_runtime") or "attention_window" not in inspect.signature(model.configure_runtime).parameters:
             raise ConfigError(f"--attention-window: a {type(model).__name__} has no attention to confine")
         try:
             model.configure_runtime(attention_window=window, attention_window_scope=window_scope)

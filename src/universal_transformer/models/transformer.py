@@ -190,11 +190,13 @@ class UniversalTransformer(_UTBase):
         return self._positions(src, position_offset, per_step=True, restart_id=self.config.position_restart_id)
 
     def encode(self, src: Tensor, *, need_weights: bool = False, position_offset: Tensor | None = None) -> StackOutput:
-        return self._encode(src, self.source_positions(src, position_offset), need_weights=need_weights)
+        return self._encode(src, position_offset, need_weights=need_weights)[0]
 
-    def _encode(self, src: Tensor, positions: Tensor | None, *, need_weights: bool = False) -> StackOutput:
+    def _encode(self, src: Tensor, offset: Tensor | None, *, need_weights: bool = False) -> tuple[StackOutput, Tensor | None]:
+        """The encoder's output and the source positions it ran at (which the decoder's window reads)."""
+        positions = self.source_positions(src, offset)
         h = self.embedding_dropout(self.src_embed(src))
-        return self.encoder(h, padding=self._padding(src), positions=positions, need_weights=need_weights)
+        return self.encoder(h, padding=self._padding(src), positions=positions, need_weights=need_weights), positions
 
     def decode(
         self,
@@ -242,8 +244,7 @@ class UniversalTransformer(_UTBase):
         ``[B, 2]`` shifts the source by column 0 and the target by column 1; ``[B, 2, S]`` does
         so with offsets drawn anew for each recurrent step ``1..S`` (``S >= recurrent_steps``)."""
         src_offset, tgt_offset = self._stack_offsets(position_offset)
-        src_positions = self.source_positions(src, src_offset)
-        enc = self._encode(src, src_positions, need_weights=need_weights)
+        enc, src_positions = self._encode(src, src_offset, need_weights=need_weights)
         logits, dec = self.decode(
             tgt_in, enc.hidden, enc.halting.padding, need_weights=need_weights, position_offset=tgt_offset,
             memory_positions=self._memory_positions(src_positions),
@@ -268,8 +269,7 @@ class UniversalTransformer(_UTBase):
         """Encode ``src``; ``position_offset`` as in :meth:`forward` (the target's part stays in
         the cache, so that every new token continues its positions)."""
         src_offset, tgt_offset = self._stack_offsets(position_offset)
-        src_positions = self.source_positions(src, src_offset)
-        enc = self._encode(src, src_positions)
+        enc, src_positions = self._encode(src, src_offset)
         state = DecodingState(self.decoder.new_cache(), enc.halting.padding)
         state.cache.memory_kv = [blk.memory_kv(enc.hidden) for blk in self.decoder.blocks]
         state.cache.memory_positions = self._memory_positions(src_positions)
