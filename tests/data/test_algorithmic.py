@@ -61,6 +61,35 @@ def test_addition_targets_are_the_integer_sum(little_endian):
     assert min(carry_out, leading_zero_sum, leading_zero_operand, inner_carry) > 10
 
 
+@pytest.mark.parametrize("little_endian", [False, True])
+def test_tensor2tensor_operand_lengths(little_endian):
+    """``operand_lengths="tensor2tensor"``: l1 uniform in 1..L/2, l2 in 1..L-l1-1 (L at least 3),
+    no leading zeros in the operands or the sum, the sum right; over many seeds both ranges are
+    covered."""
+    seen: dict[int, set[tuple[int, int]]] = {}
+    for seed in range(3000):
+        length = (1, 2, 3, 10, 40)[seed % 5]
+        src, tgt = make_example("addition", length, torch.Generator().manual_seed(seed), little_endian=little_endian,
+                                operand_lengths="tensor2tensor")
+        a, b = _split_addition(src)
+        total = _digits(tgt)
+        top = max(3, length)
+        assert 1 <= len(a) <= top // 2 and 1 <= len(b) <= top - len(a) - 1 and len(src) <= top
+        if little_endian:
+            a, b, total = a[::-1], b[::-1], total[::-1]
+        for number in (a, b, total):
+            assert len(number) == 1 or number[0] != 0, (seed, a, b, total)
+        assert _number(total) == _number(a) + _number(b)
+        seen.setdefault(top, set()).add((len(a), len(b)))
+    for top, pairs in seen.items():
+        firsts, seconds = {x for x, _ in pairs}, {y for _, y in pairs}
+        assert firsts == set(range(1, top // 2 + 1)), top
+        # the second operand up to top - 2 digits (when the first has one), longer than any first
+        assert seconds == set(range(1, top - 1)) if top <= 10 else min(seconds) == 1 and max(seconds) > 30, top
+    with pytest.raises(ValueError, match="unknown operand_lengths 'thirds'; choose from halves, tensor2tensor"):
+        make_example("addition", 9, torch.Generator(), operand_lengths="thirds")
+
+
 def test_little_endian_writes_the_same_numbers_backwards():
     for seed in range(20):
         big = make_example("addition", 12, torch.Generator().manual_seed(seed))

@@ -375,3 +375,27 @@ def test_operand_positions_restart_the_source_count_at_the_plus():
                                                     "task": {"name": "algorithmic", "task": "addition"}}),
                         AlgorithmicTask({"task": "addition"}, seed=0))
     assert plain.config.position_restart_id is None
+
+
+def test_tensor2tensor_operand_lengths_draw_the_training_set_at_its_maximum_length():
+    """``operand_lengths: tensor2tensor``: every training example is drawn with the maximum
+    length, as tensor2tensor's training set is (first operands up to 20 digits, sources of every
+    length from 3 to 40), the pool sorted by the sources' lengths for the buckets; evaluation sets
+    of length L hold sources up to L; other tasks and unknown values are refused."""
+    from universal_transformer.data.algorithmic import PLUS
+
+    task = _task(task="addition", little_endian=True, operand_lengths="tensor2tensor", train_examples=3000,
+                 source_eos=True)
+    pairs = task.training_set()
+    lengths = [len(src) - 1 for src, _ in pairs]
+    firsts = [src.index(PLUS) for src, _ in pairs]
+    assert lengths == sorted(lengths) and min(lengths) == 3 and max(lengths) == 40
+    assert min(firsts) == 1 and max(firsts) == 20
+    assert sum(n <= 10 for n in lengths) > 50  # short sums come from one long draw, not a short length
+    test = task.eval_batches("test", 400)[0]
+    source_lengths = (test.src != PAD).sum(1) - 1
+    assert int(source_lengths.max()) <= 400 and int(source_lengths.min()) < 200
+    with pytest.raises(ConfigError, match="task 'copy' has none"):
+        _task(operand_lengths="tensor2tensor")
+    with pytest.raises(ConfigError, match="task.operand_lengths must be one of halves, tensor2tensor, got 'thirds'"):
+        _task(task="addition", operand_lengths="thirds")

@@ -595,6 +595,8 @@ register_table("algorithmic-prenorm-seeds")(partial(seeds_rows_table, name="algo
 # Trained models re-scored with local attention at test time (ut eval --attention-window).
 register_table("algorithmic-window")(partial(model_rows_table, name="algorithmic-window"))
 register_table("algorithmic-prenorm-depth")(partial(depth_table, name="algorithmic-prenorm"))
+# Addition with operands drawn as tensor2tensor draws them (task.operand_lengths: tensor2tensor).
+register_table("algorithmic-t2t-operands")(partial(model_rows_table, name="algorithmic-t2t-operands"))
 # Trained runs re-scored with beam search (`ut eval RUN --split test --set task.beam_size=K`).
 register_table("algorithmic-beam")(partial(model_rows_table, name="algorithmic-beam"))
 # Small-scale Reverse (train 1..10, test to 40) over recipe choices (configs/algorithmic/mini.grid).

@@ -11,7 +11,9 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.algorithmic import BOS, EOS, PAD, PLUS, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text
+from ..data.algorithmic import (
+    BOS, EOS, OPERAND_LENGTHS, PAD, PLUS, TASKS, VOCAB_SIZE, collate, make_example, text_to_tokens, tokens_to_text,
+)
 from ..data.batch import Seq2SeqBatch
 from ..evaluation.metrics import decode_accuracy, teacher_forced_accuracy
 from .base import Task, TaskOptions, check_length_penalty
@@ -59,6 +61,13 @@ class AlgorithmicOptions(TaskOptions):
     # themselves; this takes that alignment away to measure what is left (carries, length). Models
     # without positions (the LSTM, position_embedding none) have nothing to restart.
     operand_positions: bool = False
+    # Addition only: how the operands' lengths are drawn (data/algorithmic.py, make_example).
+    # "halves": two numbers of length // 2 digits each, so every test set of length L adds two
+    # L/2-digit numbers. "tensor2tensor": as the paper's problem (AlgorithmicAdditionDecimal40)
+    # draws them, a length is a maximum: the first operand 1..L/2 digits, the second up to the
+    # rest; the fixed training set draws every example with L = train_max_length, as there, and
+    # a test set of length 400 is then tensor2tensor's evaluation set (its dev_length 400).
+    operand_lengths: str = "halves"
     beam_size: int = 1
     length_penalty: float = 0.6
 
@@ -75,6 +84,10 @@ class AlgorithmicOptions(TaskOptions):
         self.test_lengths = [int(n) for n in self.test_lengths]
         self.test_lengths_up_to = [int(n) for n in self.test_lengths_up_to]
         check_length_penalty(self.length_penalty)
+        if self.operand_lengths not in OPERAND_LENGTHS:
+            raise ConfigError(f"task.operand_lengths must be one of {', '.join(OPERAND_LENGTHS)}, got {self.operand_lengths!r}")
+        if self.operand_lengths != "halves" and self.task != "addition":
+            raise ConfigError(f"task.operand_lengths draws Addition's operands; task {self.task!r} has none")
         if self.operand_positions and self.task != "addition":
             raise ConfigError(f"task.operand_positions restarts positions at Addition's '+'; task {self.task!r} has one operand")
         for name in ("eval_examples", "eval_batch_size", "bucket_width", "beam_size"):
@@ -126,17 +139,29 @@ class AlgorithmicTask(Task):
             raise ConfigError("task.train_examples is null: training examples are an endless stream, not a set")
         if self._pool is None:
             gen = torch.Generator().manual_seed(7_777_777 + 104_729 * self.seed)
-            lengths = torch.randint(self.min_length, self.max_length + 1, (int(self.options.train_examples),), generator=gen)
-            ordered = sorted(lengths.tolist())
-            pairs = [self._example(n, gen) for n in ordered]
+            count = int(self.options.train_examples)
+            if self.options.operand_lengths == "tensor2tensor":
+                # tensor2tensor draws every training example with its maximum length; the pool
+                # is sorted by the lengths the sources came out with, for the length buckets.
+                drawn = [self._example(self.max_length, gen) for _ in range(count)]
+                pairs = sorted(drawn, key=self._source_length)
+                ordered = [self._source_length(pair) for pair in pairs]
+            else:
+                ordered = sorted(torch.randint(self.min_length, self.max_length + 1, (count,), generator=gen).tolist())
+                pairs = [self._example(n, gen) for n in ordered]
             self._pool = (pairs, ordered)
         return self._pool[0]
 
     def _example(self, length: int, gen: torch.Generator) -> tuple[list[int], list[int]]:
         """One (source, target) pair of ``length`` (:func:`make_example`), the source ended by EOS
         with ``source_eos``."""
-        source, target = make_example(self.task, length, gen, little_endian=self.options.little_endian)
+        source, target = make_example(self.task, length, gen, little_endian=self.options.little_endian,
+                                      operand_lengths=self.options.operand_lengths)
         return (source + [EOS] if self.options.source_eos else source), target
+
+    def _source_length(self, pair: tuple[list[int], list[int]]) -> int:
+        """The source's length without its end marker (what ``length`` counts)."""
+        return len(pair[0]) - int(self.options.source_eos)
 
     def _sample_pool(self, bottom: int, top: int, size: int, gen: torch.Generator) -> list[tuple[list[int], list[int]]]:
         """``size`` examples of the training set with lengths in ``bottom..top`` (uniformly over
