@@ -2,9 +2,11 @@
 
 With its defaults glibc hands large freed blocks back to the kernel (munmap, heap trimming), so
 a training loop whose tensor shapes change from step to step (length buckets, ACT's shrinking
-sets of running positions) faults the same memory in again at every step: a UT+ACT trained on
-the CPU here spent about 38% of its CPU time in the kernel (2026-11-27, /proc/PID/stat).
-``GLIBC_TUNABLES=glibc.malloc.trim_threshold=...:glibc.malloc.mmap_threshold=...`` keeps it.
+sets of running positions) can fault the same memory in again at every step: a UT+ACT an hour
+into a CPU run beside two other jobs spent about 38% of its CPU time in the kernel (2026-11-27,
+/proc/PID/stat), 3% once restarted with ``GLIBC_TUNABLES=glibc.malloc.trim_threshold=...:
+glibc.malloc.mmap_threshold=...``. Measured here on an idle machine (150 steps from scratch, 3 of
+each): 4% by default and no faster tuned (0.94x); whether long runs gain is what ``--steps`` is for.
 
 The allocator is fixed at process start, so each contender is a fresh ``ut train`` subprocess
 that trains CONFIG from scratch for ``--steps`` steps (one evaluation at the end, on a small
