@@ -14,10 +14,8 @@ with the window of 2 over the source (what `ut eval --attention-window 2
 from pathlib import Path
 
 import torch
-import yaml
 
-from universal_transformer.training.config import ExperimentConfig
-from universal_transformer.models import PretrainedModel
+from universal_transformer.cli.run import load_model, load_run
 from universal_transformer.modules.attention import attention_mask
 from universal_transformer.registry import build_task
 
@@ -25,9 +23,9 @@ torch.set_num_threads(1)
 MODEL = Path("results/models/algorithmic-prenorm/addition-ut-prenorm-operand-positions")
 WINDOW, EXAMPLES = 2, 20
 
-experiment = ExperimentConfig.from_dict(yaml.safe_load((MODEL / "config.yaml").read_text()))
+experiment = load_run(MODEL, [])
 task = build_task(experiment.task, seed=experiment.train.seed)
-model = PretrainedModel.from_pretrained(MODEL / "best").eval()
+model = load_model(MODEL, None, "cpu")
 
 
 def far_share(weights: torch.Tensor, query_pos: torch.Tensor, key_pos: torch.Tensor,

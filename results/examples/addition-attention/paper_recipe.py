@@ -19,20 +19,18 @@ root:
 from pathlib import Path
 
 import torch
-import yaml
 
-from universal_transformer.models import PretrainedModel
+from universal_transformer.cli.run import load_model, load_run
 from universal_transformer.registry import build_task
-from universal_transformer.training.config import ExperimentConfig
 
 torch.set_num_threads(1)
 MODEL = Path("results/models/algorithmic/addition-ut-act-warm-b8k")
 WINDOW, EXAMPLES, STEPS = 2, 50, 4
 LENGTHS = (40, 44, 48, 52, 60, 80, 100, 200, 400)
 
-experiment = ExperimentConfig.from_dict(yaml.safe_load((MODEL / "config.yaml").read_text()))
+experiment = load_run(MODEL, [])
 task = build_task(experiment.task, seed=experiment.train.seed)
-model = PretrainedModel.from_pretrained(MODEL / "best").eval()
+model = load_model(MODEL, None, "cpu")
 
 print(f"{MODEL}: teacher-forced, {EXAMPLES} test examples per length; per decoder step 1..{STEPS}: "
       f"share of attention over the source within {WINDOW} of operand 1's digit j | of operand 2's "
