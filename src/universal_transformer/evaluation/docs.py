@@ -362,7 +362,8 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: 
     """One row per task and model: char / sequence accuracy at every test length (of the
     metrics named ``prefix...``, e.g. ``teacher_forced/``), the encoder ponder time at the
     longest length (where measured), steps, best step, wall time and status of the run."""
-    cells = _algorithmic_cells(family(records, name))
+    groups = _algorithmic_groups(family(records, name))
+    cells = {key: cell_record(group) for key, group in groups.items()}
     if not cells:
         return NO_RECORDS
     lengths = _lengths(list(cells.values()))
@@ -379,7 +380,7 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: 
                         + ([fmt_accuracy(ponder)] if with_ponder else [])
                         + [str(record.steps), str(record.best_step if record.best_step is not None else "-"),
                            fmt_seconds(record.wall_time_seconds), status_label(record)])
-    return _table(header, rows)
+    return _table(header, rows) + variants_footnote(groups)
 
 
 def mixed_length_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
