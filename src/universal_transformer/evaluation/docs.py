@@ -458,10 +458,11 @@ def seeds_rows_table(records: list[RunRecord], *, name: str) -> str:
     return _table(header, rows)
 
 
-def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
+def depth_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: str = "") -> str:
     """Test-time depth: for every run re-scored with other recurrent steps (``ut eval
     --steps``, :func:`inference_steps`), one row per depth, the training depth first, with
-    char / sequence accuracy at every test length. A re-scored record is matched to its
+    char / sequence accuracy at every test length (of the metrics named ``prefix...``, e.g.
+    ``teacher_forced/``). A re-scored record is matched to its
     trained run by what it copies from it: the command, seeds and config of the training;
     the trained row is the run's own record (not another re-score of it, e.g. averaged
     checkpoints)."""
@@ -492,7 +493,8 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic") -> str:
             own = min(trained[key], key=lambda r: (r.status == "rescored", len(r.experiment), r.experiment))
             shown.append((f"{_trained_depth(own.config['model'])} (trained)", own))
         shown += [(str(inference_steps(r)), r) for r in sorted(group, key=inference_steps)]
-        rows += [[task, model, steps, *(_accuracy_cell(r, n, label_partial=False) for n in lengths)] for steps, r in shown]
+        rows += [[task, model, steps, *(_accuracy_cell(r, n, label_partial=False, prefix=prefix) for n in lengths)]
+                 for steps, r in shown]
     return _table(["task", "model", "steps at test", *(f"len {n}" for n in lengths)], rows)
 
 
@@ -598,6 +600,9 @@ register_table("algorithmic-window")(partial(model_rows_table, name="algorithmic
 register_table("algorithmic-prenorm-depth")(partial(depth_table, name="algorithmic-prenorm"))
 # Addition with operands drawn as tensor2tensor draws them (task.operand_lengths: tensor2tensor).
 register_table("algorithmic-t2t-operands")(partial(model_rows_table, name="algorithmic-t2t-operands"))
+register_table("algorithmic-t2t-operands-depth")(partial(depth_table, name="algorithmic-t2t-operands"))
+register_table("algorithmic-t2t-operands-depth-teacher-forced")(
+    partial(depth_table, name="algorithmic-t2t-operands", prefix="teacher_forced/"))
 # Trained runs re-scored with beam search (`ut eval RUN --split test --set task.beam_size=K`).
 register_table("algorithmic-beam")(partial(model_rows_table, name="algorithmic-beam"))
 # Small-scale Reverse (train 1..10, test to 40) over recipe choices (configs/algorithmic/mini.grid).
