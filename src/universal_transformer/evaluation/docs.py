@@ -287,9 +287,14 @@ def cell_record(group: list[RunRecord]) -> RunRecord:
     return best_on_validation([r for r in group if r.metrics["test"]] or group)
 
 
+def _cells(groups: dict[tuple[str, str], list[RunRecord]]) -> dict[tuple[str, str], RunRecord]:
+    """(task, model) -> the record its cell shows (:func:`cell_record`), of ``groups`` of :func:`_algorithmic_groups`."""
+    return {key: cell_record(group) for key, group in groups.items()}
+
+
 def _algorithmic_cells(records: list[RunRecord]) -> dict[tuple[str, str], RunRecord]:
     """(task, model) -> the record its cell shows (:func:`cell_record`)."""
-    return {key: cell_record(group) for key, group in _algorithmic_groups(records).items()}
+    return _cells(_algorithmic_groups(records))
 
 
 def variants_footnote(groups: dict[tuple[str, str], list[RunRecord]]) -> str:
@@ -341,7 +346,7 @@ def _task_table(records: list[RunRecord], name: str, order: tuple[str, ...], len
     accuracy (at ``length``, or of the one test set; metrics named ``prefix...``) of the best
     seed on validation, "(partial)" after a run stopped by its time limit."""
     groups = _algorithmic_groups(family(records, name))
-    cells = {key: cell_record(group) for key, group in groups.items()}
+    cells = _cells(groups)
     if not cells:
         return NO_RECORDS
     tasks = _ordered({t for t, _ in cells}, order)
@@ -363,7 +368,7 @@ def curve_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: 
     metrics named ``prefix...``, e.g. ``teacher_forced/``), the encoder ponder time at the
     longest length (where measured), steps, best step, wall time and status of the run."""
     groups = _algorithmic_groups(family(records, name))
-    cells = {key: cell_record(group) for key, group in groups.items()}
+    cells = _cells(groups)
     if not cells:
         return NO_RECORDS
     lengths = _lengths(list(cells.values()))
