@@ -292,6 +292,13 @@ def test_algorithmic_curve_all_lengths_ponder_and_status():
     forced = TABLES["algorithmic-curve-teacher-forced"](records).splitlines()
     assert forced[2] == "| copy | UT | 1.00 / 1.00 | - | 0.95 / 0.00 | - | 1000 | 800 | 100 s | done |"
     assert forced[3].startswith("| copy | UT+ACT | - | - | - | 2.25 |")
+    # a cell that one of several runs fills: the footnote names the run shown and the others
+    bigger = _algorithmic("copy", "UT", 0.5, 0.25, score=0.9)
+    bigger.experiment = "algorithmic/copy-UT-b8k"
+    table = TABLES["algorithmic-curve"]([*records, bigger])
+    assert "| copy | UT | 1.00 / 0.75 | 0.50 / 0.25 |" in table  # the better on validation
+    assert table.endswith("\n\nbest on validation of several runs: copy UT: algorithmic/copy-UT-b8k "
+                          "(- parameters; also algorithmic/copy-UT (-))")
     assert TABLES["algorithmic-mixed-lengths"](records) == docs.NO_RECORDS
     records[0].metrics["test"].update({"upto400/char_accuracy": 0.5, "upto400/sequence_accuracy": 0.25,
                                        "teacher_forced/upto400/char_accuracy": 0.97,
@@ -719,6 +726,12 @@ def test_depth_table_puts_test_time_depths_under_their_trained_run():
     assert docs.inference_steps(validation) == 8
     assert "| reverse | UT | 4 (trained) |" in TABLES["algorithmic-depth"]([validation, ut])
     assert "rescored" not in TABLES["algorithmic-curve"]([validation, ut])
+    # with a prefix, the metrics named so (teacher-forced); "-" where a run has none
+    forced = rescored(ut, 8, 0.75, 0.25)
+    forced.metrics["test"]["teacher_forced/len40/char_accuracy"] = 0.875
+    forced.metrics["test"]["teacher_forced/len40/sequence_accuracy"] = 0.5
+    assert docs.depth_table([ut, forced], name="algorithmic", prefix="teacher_forced/").splitlines()[2:] == [
+        "| reverse | UT | 4 (trained) | - |", "| reverse | UT | 8 | 0.88 / 0.50 |"]
 
 
 def test_depth_records_stay_out_of_the_lm_and_babi_tables():
