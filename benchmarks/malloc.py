@@ -22,10 +22,8 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import timing
@@ -43,12 +41,7 @@ def run_child(args, tunables: str | None, out: Path) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
     if tunables:
         env["GLIBC_TUNABLES"] = tunables
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"ut train failed: {proc.stderr.read()[-2000:]}")
+    _, usage, wall = timing.run_process(cmd, env)
     shutil.rmtree(out)
     return {"wall": wall, "user": usage.ru_utime, "sys": usage.ru_stime, "faults": usage.ru_minflt}
 

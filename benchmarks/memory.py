@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import timing
@@ -67,12 +66,7 @@ def run_child(args, steps: int, checkpoint: bool) -> dict:
     env = dict(os.environ)
     if args.mmap_threshold:
         env["MALLOC_MMAP_THRESHOLD_"] = str(args.mmap_threshold)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    out, err = proc.stdout.read(), proc.stderr.read()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child failed ({proc.returncode}): {err[-2000:]}")
+    out, usage, _ = timing.run_process(cmd, env)
     result = json.loads(out.strip().splitlines()[-1])
     result["ru_maxrss_kb"] = usage.ru_maxrss  # kilobytes on Linux
     return result

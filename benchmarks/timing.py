@@ -17,6 +17,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -157,6 +159,23 @@ class MachineLoad:
                 f"{max(0.0, busy - own) / wall:.2f} of {cores} cores over {wall:.0f} s ({quiet})")
 
 
+def run_process(cmd: list[str], env: dict[str, str] | None = None) -> tuple[str, Any, float]:
+    """Run ``cmd`` in a fresh process (one whose allocator or memory counters start clean); its
+    stdout, resource usage (``os.wait4``: CPU times, faults, peak RSS) and wall time. Its output
+    goes through temporary files, so a child that writes much cannot fill a pipe and hang; a
+    failure raises with the end of its stderr."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
+        out.seek(0), err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{os.path.basename(cmd[0])} failed ({proc.returncode}): {err.read()[-2000:]}")
+        return out.read(), usage, wall
+
+
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
@@ -204,8 +223,6 @@ def cpu_flags() -> set[str]:
 
 def source_version() -> str:
     """``git`` commit of the working tree, with ``+dirty`` if src/ has uncommitted changes."""
-    import subprocess
-
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         head = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,

@@ -40,6 +40,11 @@ model = load_model(MODEL, None, "cpu")
 batches = task.eval_batches("test", LENGTH)
 
 
+def group_of(groups: tuple[tuple[int, int], ...], value: int) -> int:
+    """The index of the (lo, hi) range of ``groups`` that holds ``value``."""
+    return next(g for g, (lo, hi) in enumerate(groups) if lo <= value <= hi)
+
+
 def table(label: str, groups: tuple[tuple[int, int], ...], right: torch.Tensor, count: torch.Tensor) -> None:
     """Accuracy (share of all digits) per group (rows) and kind of digit (columns)."""
     total = count.sum()
@@ -71,11 +76,11 @@ def analyse(window: int | None) -> None:
                 real = labels != batch.ignore_index
                 if bool((predicted[row] == labels)[real].all()):
                     whole.append((l1, l2))
-                group = next(g for g, (lo, hi) in enumerate(L1_GROUPS) if lo <= l1 <= hi)
+                group = group_of(L1_GROUPS, l1)
                 for j in torch.nonzero(real & (labels != EOS)).flatten().tolist():  # the sum's digits
                     kind = 0 if j < min(l1, l2) else (1 if l2 > l1 else 2)
                     hit = float(predicted[row, j] == labels[j])
-                    at = next(g for g, (lo, hi) in enumerate(J_GROUPS) if lo <= j <= hi)
+                    at = group_of(J_GROUPS, j)
                     count[group, kind] += 1
                     right[group, kind] += hit
                     count_j[at, kind] += 1
