@@ -9,6 +9,9 @@
 #   $OUT/NAME.tgz     for each run named in PACK (default: every run, when there are at most 7; a
 #                     NAME's slashes become dashes: a/seed-1 packs into a-seed-1.tgz):
 #                     its best model and newest checkpoint, to publish it or resume it elsewhere.
+#                     With BUNDLE=K, K runs of PACK to an archive (NAME_and_N_more.tgz, NAME the
+#                     first of them): for more runs than files come back, each small (at most
+#                     16 MiB an archive; a bAbI run packs into about 3 MB, so BUNDLE=4 fits).
 # Unpack here with `tar xzf FILE` in the repository root: it restores RUNS_DIR/NAME and
 # results/GROUP/NAME.json, and the next chunk (here or there) resumes from what came back.
 #   bash scripts/device_train.sh CONFIG_DIR|GRID_FILE GROUP RUNS_DIR SECONDS NAME [NAME ...]
@@ -29,12 +32,18 @@ shift 4
 names=("$@")
 source "$(dirname "$0")/grid.sh"
 select_runs "$configs" || exit 2
+bundle=${BUNDLE:-1}
+if ! [[ $bundle =~ ^[1-9][0-9]*$ ]]; then
+  echo "BUNDLE must be a positive number of runs per archive, got '$bundle'" >&2
+  exit 2
+fi
 if [ -z "${PACK+x}" ]; then
-  if [ $# -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
+  if [ $(( ($# + bundle - 1) / bundle )) -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
 fi
 read -r -a pack <<< "$PACK"
-if [ ${#pack[@]} -gt 7 ]; then
-  echo "PACK names at most 7 runs (the device tool brings back 8 files, records.tgz among them)" >&2
+if [ $(( (${#pack[@]} + bundle - 1) / bundle )) -gt 7 ]; then
+  echo "PACK names more runs than come back: at most 7 archives of BUNDLE=$bundle runs each (the device tool" \
+       "brings back 8 files, records.tgz among them)" >&2
   exit 2
 fi
 : "${OUT:?OUT is not set: this script runs through the device tool, which sets it}"
@@ -90,12 +99,17 @@ for name in "${names[@]}"; do
   echo "== $name: $(tail -n 1 "$out/$name.log")"
 done
 tar czf "$OUT/records${TAG:+-$TAG}.tgz" "${records[@]}"
-for name in "${pack[@]}"; do
-  run=$out/$name files=()
-  [ -e "$run/best" ] && files+=("$run/best")
-  newest=$(ls "$run"/checkpoints/step-*.pt 2>/dev/null | sort -V | tail -n 1)
-  [ -n "$newest" ] && files+=("$newest")
+for (( i = 0; i < ${#pack[@]}; i += bundle )); do
+  files=() group=("${pack[@]:i:bundle}")
+  for name in "${group[@]}"; do
+    run=$out/$name
+    [ -e "$run/best" ] && files+=("$run/best")
+    newest=$(ls "$run"/checkpoints/step-*.pt 2>/dev/null | sort -V | tail -n 1)
+    [ -n "$newest" ] && files+=("$newest")
+  done
   # task3 and seed-1 recur under many names: the whole name, its slashes dashes, names the pack.
-  [ ${#files[@]} -gt 0 ] && tar czf "$OUT/${name//\//-}.tgz" "${files[@]}"
+  archive=${group[0]//\//-}
+  [ ${#group[@]} -gt 1 ] && archive+="_and_$(( ${#group[@]} - 1 ))_more"
+  [ ${#files[@]} -gt 0 ] && tar czf "$OUT/$archive.tgz" "${files[@]}"
 done
 exit $status

@@ -39,7 +39,7 @@ def _run(tmp_path: Path, names: list[str], *, out: Path | None = None, configs: 
     fake.write_text(FAKE_PYTHON)
     fake.chmod(0o755)
     env = {**os.environ, "PYTHON": str(fake), "EXTRA": "--set task.x=1", **env_vars}
-    for name in ("OUT", "PACK", "TEST", "TAG", "EVAL_SECONDS", "DEVICE"):
+    for name in ("OUT", "PACK", "BUNDLE", "TEST", "TAG", "EVAL_SECONDS", "DEVICE"):
         if name not in env_vars:
             env.pop(name, None)
     if out is not None:
@@ -90,7 +90,9 @@ def test_refuses_without_out_or_with_more_packed_runs_than_come_back(tmp_path):
     unset = _run(tmp_path, ["copy-ut"])
     assert unset.returncode != 0 and "OUT is not set" in unset.stderr
     many = _run(tmp_path, ["a"], out=tmp_path, PACK=" ".join(f"run{i}" for i in range(8)))
-    assert many.returncode == 2 and "PACK names at most 7 runs" in many.stderr
+    assert many.returncode == 2 and "PACK names more runs than come back" in many.stderr
+    bad = _run(tmp_path, ["a"], out=tmp_path, BUNDLE="0")
+    assert bad.returncode == 2 and "BUNDLE must be a positive number" in bad.stderr
 
 
 def test_a_grid_file_names_the_runs_and_tag_names_the_records_archive(tmp_path):
@@ -133,3 +135,21 @@ def test_names_with_slashes_pack_under_the_whole_name(tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["a-seed-1.tgz", "b-seed-1.tgz", "records.tgz"]
     assert "runs/lte/b/seed-1/best/model.safetensors" in _members(out / "b-seed-1.tgz")
+
+
+def test_bundle_packs_several_runs_to_an_archive_so_that_more_runs_come_back(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    grid = tmp_path / "seeds.grid"
+    grid.write_text("".join(f"t16/seed-{s}  configs/babi/t.yaml  train.seed={s}\n" for s in range(1, 10)))
+    names = [f"t16/seed-{s}" for s in range(1, 10)]  # nine runs: more than 7 files, but 3 archives of 4
+    result = _run(tmp_path, names, out=out, configs=str(grid), BUNDLE="4")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["records.tgz", "t16-seed-1_and_3_more.tgz",
+                                                     "t16-seed-5_and_3_more.tgz", "t16-seed-9.tgz"]
+    first = _members(out / "t16-seed-1_and_3_more.tgz")
+    for s in range(1, 5):
+        assert {f"runs/lte/t16/seed-{s}/best/model.safetensors", f"runs/lte/t16/seed-{s}/checkpoints/step-00000200.pt"} <= first
+    assert not any("seed-5" in m for m in first)
+    too_many = _run(tmp_path, names, out=out, configs=str(grid), BUNDLE="1", PACK=" ".join(names))
+    assert too_many.returncode == 2 and "at most 7 archives of BUNDLE=1 runs each" in too_many.stderr
