@@ -37,11 +37,12 @@ if ! [[ $bundle =~ ^[1-9][0-9]*$ ]]; then
   echo "BUNDLE must be a positive number of runs per archive, got '$bundle'" >&2
   exit 2
 fi
+archives() { echo $(( ($1 + bundle - 1) / bundle )); }  # how many archives N packed runs make
 if [ -z "${PACK+x}" ]; then
-  if [ $(( ($# + bundle - 1) / bundle )) -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
+  if [ "$(archives $#)" -le 7 ]; then PACK="${names[*]}"; else PACK=""; fi
 fi
 read -r -a pack <<< "$PACK"
-if [ $(( (${#pack[@]} + bundle - 1) / bundle )) -gt 7 ]; then
+if [ "$(archives ${#pack[@]})" -gt 7 ]; then
   echo "PACK names more runs than come back: at most 7 archives of BUNDLE=$bundle runs each (the device tool" \
        "brings back 8 files, records.tgz among them)" >&2
   exit 2
