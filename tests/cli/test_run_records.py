@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import yaml
+
 from universal_transformer.evaluation.records import RunRecord
 from universal_transformer.models.base import PretrainedModel
 from universal_transformer.training.checkpoint import CheckpointManager
 
+from ..data.test_babi import TINY_BABI, needs_data
 from ..training.conftest import run_ut, tiny_config  # noqa: F401 (a fixture)
 
 
@@ -101,3 +104,46 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert refused.returncode == 2 and "--attention-window: attention_window must be" in refused.stderr
     missing = run_ut("publish", str(tmp_path / "nope"), "--name", "x", "--results", str(results))
     assert missing.returncode == 2 and "not found" in missing.stderr
+    # a run trained on a copy of its data is published naming where the data is kept
+    moved = run_ut("publish", str(run), "--name", "algorithmic/moved", "--results", str(results),
+                   "--set", "task.test_lengths=[5]")
+    assert moved.returncode == 0, moved.stderr
+    saved = yaml.safe_load((results / "models" / "algorithmic" / "moved" / "config.yaml").read_text())
+    assert saved["task"]["test_lengths"] == [5] and saved["model"] == yaml.safe_load((run / "config.yaml").read_text())["model"]
+    refused = run_ut("publish", str(run), "--name", "algorithmic/other", "--results", str(results), "--set", "model.d_model=8")
+    assert refused.returncode == 2 and "only task options" in refused.stderr
+    assert not (results / "models" / "algorithmic" / "other").exists()
+
+
+@needs_data
+def test_babi_train_split_adds_training_error_to_the_record_and_keeps_its_scores(tmp_path):
+    config, run, results = tmp_path / "babi.yaml", tmp_path / "run", tmp_path / "results"
+    config.write_text(yaml.safe_dump(TINY_BABI))
+    name = "babi/en/tiny/task2"
+    trained = run_ut("train", str(config), "--out", str(run), "--no-progress", "--record", name, "--results", str(results))
+    assert trained.returncode == 0, trained.stderr
+    before = RunRecord.load(results / f"{name}.json")
+
+    fit = run_ut("eval", str(run), "--split", "train", "--record", name, "--results", str(results))
+    assert fit.returncode == 0, fit.stderr
+    record = RunRecord.load(results / f"{name}.json")
+    assert json.loads((run / "eval-train.json").read_text()) == record.metrics["train"]
+    assert 0.0 <= record.metrics["train"]["task2/error"] <= 100.0
+    # a diagnostic beside the scores: the record is otherwise the one it replaced
+    assert record.to_dict() | {"metrics": {}, "notes": []} == before.to_dict() | {"metrics": {}, "notes": []}
+    assert record.metrics == before.metrics | {"train": record.metrics["train"]}
+
+    # re-scoring test measures the same model: the training-set metrics stay
+    rescored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
+    assert rescored.returncode == 0, rescored.stderr
+    assert RunRecord.load(results / f"{name}.json").metrics["train"] == record.metrics["train"]
+
+    # refused: no record to add to; a record of another model than the run's best
+    alone = run_ut("eval", str(run), "--split", "train", "--record", "babi/other", "--results", str(results))
+    assert alone.returncode == 2 and "no record to add the training-set metrics to; score the run first" in alone.stderr
+    RunRecord.from_dict(before.to_dict() | {"steps": 2, "best_step": 2}).save(results / f"{name}.json")
+    stale = run_ut("eval", str(run), "--split", "train", "--record", name, "--results", str(results))
+    assert stale.returncode == 2 and "measured the best model at step 2 of 2; the run's is at step" in stale.stderr
+
+    wrong = run_ut("eval", str(run), "--split", "dev")
+    assert wrong.returncode == 2 and "unknown split 'dev'; bAbI evaluates validation, test and train" in wrong.stderr

@@ -797,6 +797,22 @@ def test_babi_attention_table_one_row_per_model_and_task():
     assert TABLES["babi-attention"](records[1:]) == docs.NO_RECORDS
 
 
+def test_babi_fit_table_sets_training_error_beside_validation_and_test():
+    joint = make_record("babi/en-10k/joint", task={"name": "babi"}, validation={"score": -3.0, "task18/error": 4.0},
+                        test={"task1/error": 0.0, "task18/error": 7.4})
+    joint.metrics["train"] = {"task1/error": 0.0, "task18/error": 5.13}
+    single = make_record("babi/en-10k/single/task1", task={"name": "babi"}, test={"task1/error": 0.1})
+    single.metrics["train"] = {"task1/error": 0.04}  # fails nothing: its one task is shown
+    records = [joint, single, make_record("babi/en/other", task={"name": "babi"}, test={"task1/error": 9.0})]
+    assert TABLES["babi-fit"](records) == "\n".join([
+        "| model | task | training stories error % | validation error % | test error % |",
+        "|---|---|---|---|---|",
+        "| en-10k/joint | 18 | 5.1 | 4.0 | 7.4 |",  # failed on test: task 1 is not shown
+        "| en-10k/single | 1 | 0.0 | - | 0.1 |",
+    ])
+    assert TABLES["babi-fit"](records[2:]) == docs.NO_RECORDS
+
+
 def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
     history = [{"step": step, "mean_error": 40.0 / k, "ponder_supporting": 2.0 + 1 / k, "ponder_other": 2.0,
                 "ponder_question": 3.0} for k, step in enumerate((1000, 1500, 2000, 2500), start=1)]

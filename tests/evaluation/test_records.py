@@ -62,7 +62,9 @@ def _write(tmp_path, data, name="bad.json"):
         (lambda d: d.update(status="finished"), "key 'status' must be one of done, early_stopped, time_limit, rescored"),
         (lambda d: d.update(schema=2), "key 'schema' is 2"),
         (lambda d: d["config"].pop("train"), "key 'config' lacks section(s) train"),
-        (lambda d: d["metrics"].pop("test"), "key 'metrics' must have exactly the keys validation and test"),
+        (lambda d: d["metrics"].pop("test"), "key 'metrics' must have the keys validation and test (and maybe train), got validation"),
+        (lambda d: d["metrics"].update(dev={}), "key 'metrics' must have the keys validation and test (and maybe train), got dev, test"),
+        (lambda d: d["metrics"].update(train={"error": "x", "loss": [1, {}]}), "key 'metrics.train.loss' must be a finite number"),
         (lambda d: d["metrics"]["test"].update(acc={"a": 1}), "key 'metrics.test.acc' must be a finite number"),
         (lambda d: d.update(created="yesterday"), "key 'created' must be an ISO 8601 time"),
         (lambda d: d.update(wall_time_seconds=-1.0), "key 'wall_time_seconds' must be a number >= 0"),
@@ -76,6 +78,13 @@ def test_malformed_record_names_file_and_key(tmp_path, change, message):
     with pytest.raises(RecordError) as err:
         RunRecord.load(path)
     assert str(err.value).startswith(f"{path}: ") and message in str(err.value)
+
+
+def test_train_metrics_are_optional_and_round_trip(tmp_path):
+    record = make_record()
+    record.metrics["train"] = {"mean_error": 5.1}
+    path = record.save(tmp_path / "run.json")
+    assert RunRecord.load(path).metrics["train"] == {"mean_error": 5.1}
 
 
 def test_bad_json_and_missing_file_name_the_file(tmp_path):

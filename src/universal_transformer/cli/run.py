@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from ..config import ConfigError
-from ..evaluation.records import PUBLISHED_MODELS
+from ..evaluation.records import PUBLISHED_MODELS, RunRecord
 from ..generation import beam_search, generate
 from ..models import PretrainedModel
 from ..registry import build_task
@@ -57,13 +57,17 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("run_dir", type=Path)
     p.add_argument("--name", required=True, help="e.g. algorithmic/reverse-ut")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a task option in the published config, e.g. --set task.data_dir=../shared/data/babi "
+                   "for a run trained on a copy of the data (what 'ut eval --set' may change)")
     p.add_argument("--results", type=Path, default=Path("results"), help="the records folder (default results)")
     p.set_defaults(run=run_publish)
 
     p = commands.add_parser("eval", help="evaluate a trained run and print a table",
                             description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json (eval-SPLIT-stepsN.json with --steps N).")
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--split", default="test", help="validation or test (default test)")
+    p.add_argument("--split", default="test",
+                   help="validation or test (default test); bAbI also train (its training stories: underfitting or overfitting?)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override task options, e.g. --set 'task.test_lengths=[400,800]'; or "
                    "--set train.eval_position_offsets=true (offsets drawn as in training, for models trained "
@@ -119,7 +123,7 @@ PUBLISH_MODEL_MB, PUBLISH_TOTAL_MB = 5, 40
 def run_publish(args: argparse.Namespace) -> int:
     import shutil
 
-    load_run(args.run_dir, [])  # a run folder with a valid config
+    experiment = load_run(args.run_dir, args.overrides)  # a run folder with a valid config
     best = args.run_dir / "best"
     if not (best / "model.safetensors").is_file():
         raise ConfigError(f"{best}: no saved model (training writes RUN_DIR/best at its first evaluation)")
@@ -136,7 +140,10 @@ def run_publish(args: argparse.Namespace) -> int:
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(best, target / "best")
-    shutil.copy2(args.run_dir / "config.yaml", target / "config.yaml")
+    if args.overrides:
+        experiment.save(target / "config.yaml")
+    else:
+        shutil.copy2(args.run_dir / "config.yaml", target / "config.yaml")
     print(f"wrote {target} ({size:.1f} MB); re-score it with: ut eval {target} --split test")
     return 0
 
@@ -244,15 +251,40 @@ def run_eval(args: argparse.Namespace) -> int:
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
     if args.record:
-        path = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record,
-                               parameters=model.num_parameters(), model_dir=args.model).save(
-                                   args.results / f"{args.record}.json")
-        print(f"wrote {path}")
+        target = args.results / f"{args.record}.json"
+        previous = RunRecord.load(target) if target.is_file() else None
+        if args.split == "train":
+            record = train_scored_record(args.run_dir, experiment, metrics, target=target, previous=previous,
+                                         model_dir=args.model)
+        else:
+            record = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record,
+                                     parameters=model.num_parameters(), model_dir=args.model, previous=previous)
+        print(f"wrote {record.save(target)}")
     return 0
 
 
+def train_scored_record(run_dir: Path, experiment: ExperimentConfig, metrics: dict, *, target: Path,
+                        previous: RunRecord | None, model_dir: Path | None) -> RunRecord:
+    """``previous`` (the run's scored record, file ``target``) with the best model's metrics on
+    its own training data added as ``metrics.train``: a diagnostic beside the record's scores,
+    which stay as they are. Refused when the record measured another model than the run's best."""
+    how = f"score the run first: ut eval {run_dir} --split test --record NAME"
+    if model_dir is not None and Path(model_dir).resolve() != (run_dir / "best").resolve():
+        raise ConfigError("--split train --record adds to the record of the run's best model; leave out --model")
+    if previous is None:
+        raise ConfigError(f"{target}: no record to add the training-set metrics to; {how}")
+    if (run_dir / "record.json").is_file():
+        current = _brought_up_to_date(RunRecord.load(run_dir / "record.json"), run_dir, experiment)
+        if (current.steps, current.best_step) != (previous.steps, previous.best_step):
+            raise ConfigError(f"{target} measured the best model at step {previous.best_step} of {previous.steps}; "
+                              f"the run's is at step {current.best_step} of {current.steps}: {how}")
+    return RunRecord.from_dict(previous.to_dict() | {
+        "metrics": {**previous.metrics, "train": {k: v for k, v in metrics.items() if v is not None}},
+        "notes": [*previous.notes, f"train scored by: {command_line()}"]})
+
+
 def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, metrics: dict, *, name: str,
-                    parameters: int | None = None, model_dir: Path | None = None):
+                    parameters: int | None = None, model_dir: Path | None = None, previous: RunRecord | None = None):
     """The run's record with ``split`` metrics from a new evaluation (status ``rescored``;
     a partial run, stopped by its time limit, stays ``time_limit``: scoring its best model
     so far on test does not make it a finished run).
@@ -265,8 +297,10 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     (the evaluated model's count) fills in a record written before records had it. When
     the evaluated model is another one than the run's best (``model_dir``, e.g. averaged
     checkpoints), the other split's metrics are left out: they measured the best model.
+    ``previous`` (the record file this one replaces) hands on its training-set metrics
+    (:func:`train_scored_record`) when it measured the same model.
     """
-    from ..evaluation.records import RunRecord, git_commit, history_from_log, machine_info
+    from ..evaluation.records import git_commit, history_from_log, machine_info
 
     evaluated = {k: v for k, v in metrics.items() if v is not None}
     other = "validation" if split == "test" else "test"
@@ -279,11 +313,14 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
             notes.append(f"partial: the best model at step {old.best_step} of a run stopped at step {old.steps}")
         if not own_best:
             notes.append(f"evaluated model: {model_dir}; the {other} metrics of the run's best model are left out")
+        metrics = {split: evaluated, other: old.metrics[other] if own_best else {}}
+        if own_best and previous is not None and "train" in previous.metrics and \
+                (previous.steps, previous.best_step) == (old.steps, old.best_step):
+            metrics["train"] = previous.metrics["train"]  # the record replaced measured the same model there
         return RunRecord(
             experiment=name, task=old.task, config=old.config, command=old.command, seeds=old.seeds,
             commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,
-            best_step=old.best_step, metrics={split: evaluated, other: old.metrics[other] if own_best else {}},
-            status="time_limit" if old.partial else "rescored", notes=notes,
+            best_step=old.best_step, metrics=metrics, status="time_limit" if old.partial else "rescored", notes=notes,
             parameters=old.parameters if old.parameters is not None else parameters,
             # records written before histories get theirs from the run's evaluation log
             history=old.history if old.history is not None else history_from_log(run_dir / "metrics.jsonl", up_to=old.steps),
@@ -307,7 +344,7 @@ def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
     """``record`` with the training facts of the run's latest checkpoint when that is newer
     (the trainer writes a record at the end of each chunk; a chunk killed after further
     checkpoints leaves the record behind the run)."""
-    from ..evaluation.records import RunRecord, history_from_log
+    from ..evaluation.records import history_from_log
     from ..training.checkpoint import CheckpointManager
 
     checkpoints = CheckpointManager(run_dir / "checkpoints")

@@ -35,7 +35,7 @@ from ..data.lte import PROGRAM_OPERATIONS
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import (
-    best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, recency_table, role_ponder, role_ponder_table,
+    FAIL_ABOVE, best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, recency_table, role_ponder, role_ponder_table,
     run_tasks, runs_table, seeds_table,
 )
 from .records import RunRecord
@@ -839,6 +839,32 @@ register_table("babi-ponder")(_babi_builder(ponder_table))
 register_table("babi-runs")(_babi_builder(runs_table))
 register_table("babi-roles")(_babi_builder(role_ponder_table))
 register_table("babi-recency")(_babi_builder(recency_table))
+
+
+@register_table("babi-fit")
+def babi_fit_table(records: list[RunRecord]) -> str:
+    """Underfitting or overfitting? Per bAbI record with training-set metrics (``ut eval --split
+    train``: the best model on its own training stories), per task it fails on test (all its
+    tasks when it fails none), the error (%) on the training stories, validation and test.
+    A model that errs on its training stories as often as on validation underfits: more
+    regularisation will not help it, a model or schedule that fits will."""
+    rows = []
+    for record in family(records, "babi"):
+        train = record.metrics.get("train")
+        if not train:
+            continue
+        test, validation = record.metrics["test"], record.metrics["validation"]
+        tasks = sorted({int(m.group(1)) for k in train if (m := re.fullmatch(r"task(\d+)/error", k))})
+        failed = [t for t in tasks if test.get(f"task{t}/error", 0.0) > FAIL_ABOVE] or tasks
+
+        def cell(metrics: dict[str, Any], task: int) -> str:
+            value = metrics.get(f"task{task}/error")
+            return "-" if value is None else f"{value:.1f}"
+
+        rows += [[babi_group(record.experiment), str(t), cell(train, t), cell(validation, t), cell(test, t)] for t in failed]
+    if not rows:
+        return NO_RECORDS
+    return _table(["model", "task", "training stories error %", "validation error %", "test error %"], rows)
 
 
 @register_table("babi-attention")

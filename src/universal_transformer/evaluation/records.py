@@ -36,6 +36,9 @@ STATUSES = ("done", "early_stopped", "time_limit", "rescored")
 re-computed after training, e.g. by ``ut eval --split test``)."""
 CONFIG_SECTIONS = ("model_class", "model", "task", "train")
 METRIC_SPLITS = ("validation", "test")
+OPTIONAL_METRIC_SPLITS = ("train",)
+"""Splits a record may also have metrics for: ``train`` (the best model on its own training
+data, from ``ut eval --split train``), which tells underfitting from overfitting."""
 OPTIONAL_FIELDS = ("parameters", "history")
 """Fields that may be missing from a file (read as None) and are not written when None."""
 
@@ -63,7 +66,7 @@ class RunRecord:
     wall_time_seconds: float
     steps: int
     best_step: int | None  # the step of the evaluated (best on validation) model
-    metrics: dict[str, dict[str, Any]]  # {"validation": {...}, "test": {...}}
+    metrics: dict[str, dict[str, Any]]  # {"validation": {...}, "test": {...}}, maybe "train"
     status: str  # one of STATUSES
     created: str = field(default_factory=utc_now)
     notes: list[str] = field(default_factory=list)
@@ -95,10 +98,10 @@ class RunRecord:
         missing = [s for s in CONFIG_SECTIONS if s not in self.config]
         if missing:
             raise RecordError(f"{source}: key 'config' lacks section(s) {', '.join(missing)}")
-        if set(self.metrics) != set(METRIC_SPLITS):
-            raise RecordError(f"{source}: key 'metrics' must have exactly the keys validation and test, "
+        if not set(METRIC_SPLITS) <= set(self.metrics) <= {*METRIC_SPLITS, *OPTIONAL_METRIC_SPLITS}:
+            raise RecordError(f"{source}: key 'metrics' must have the keys validation and test (and maybe train), "
                               f"got {', '.join(sorted(self.metrics)) or 'none'}")
-        for split in METRIC_SPLITS:
+        for split in self.metrics:
             values = self.metrics[split]
             if not isinstance(values, dict):
                 raise RecordError(f"{source}: key 'metrics.{split}' must be an object, got {_show(values)}")

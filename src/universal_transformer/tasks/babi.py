@@ -263,9 +263,12 @@ class BabiTask(Task):
         errors are: ``taskN/recent_baseline_error``, the error (%) of answering with the candidate
         mentioned last, and the model's error on the questions where that answer is right and
         where it is wrong (``taskN/error_if_recent_right``, ``..._wrong``): a model that has learnt
-        the task errs on neither; one that answers "the latest" errs on the second only."""
-        if split not in ("validation", "test"):
-            raise ConfigError(f"unknown split {split!r}; bAbI has validation and test")
+        the task errs on neither; one that answers "the latest" errs on the second only.
+
+        ``split`` may also be ``train`` (the training stories, less the held-out validation
+        ones): a model that errs there as much as on validation underfits, it does not overfit."""
+        if split not in ("validation", "test", "train"):
+            raise ConfigError(f"unknown split {split!r}; bAbI evaluates validation, test and train")
         model.eval()
         data = self.splits[split]
         device = next(model.parameters()).device
