@@ -11,6 +11,7 @@ from universal_transformer.models.base import PretrainedModel
 from universal_transformer.training.checkpoint import CheckpointManager
 
 from ..data.test_babi import TINY_BABI, needs_data
+from ..evaluation.conftest import make_record
 from ..training.conftest import run_ut, tiny_config  # noqa: F401 (a fixture)
 
 
@@ -104,6 +105,15 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert refused.returncode == 2 and "--attention-window: attention_window must be" in refused.stderr
     missing = run_ut("publish", str(tmp_path / "nope"), "--name", "x", "--results", str(results))
     assert missing.returncode == 2 and "not found" in missing.stderr
+    # re-scored with --record, a published model keeps the training facts of the record it came from
+    record = make_record("algorithmic/tiny", steps=4, best_step=4, wall_time_seconds=3.5, history=[{"step": 2, "score": 0.1}])
+    record.save(results / "algorithmic" / "tiny.json")
+    again = run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]", "--record", "algorithmic/tiny",
+                   "--results", str(results))
+    assert again.returncode == 0, again.stderr
+    rescored = RunRecord.load(results / "algorithmic" / "tiny.json")
+    assert (rescored.steps, rescored.wall_time_seconds, rescored.history, rescored.status) == (4, 3.5, record.history, "rescored")
+    assert "len5/char_accuracy" in rescored.metrics["test"] and rescored.metrics["validation"] == record.metrics["validation"]
     # a run trained on a copy of its data is published naming where the data is kept
     moved = run_ut("publish", str(run), "--name", "algorithmic/moved", "--results", str(results),
                    "--set", "task.test_lengths=[5]")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from universal_transformer.data.babi import BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize
+from universal_transformer.data.babi import (
+    BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize, usual_answers,
+)
 
 BABI = Path(__file__).resolve().parents[3] / "shared" / "data" / "babi"
 needs_data = pytest.mark.skipif(not BABI.is_dir(), reason="needs ../shared/data/babi")
@@ -187,3 +189,14 @@ def test_size_reasoning_answers_follow_from_the_facts(data_set):
             a, b = _bigger_than(ex.question)
             assert chain(a, b) != chain(b, a), (split, ex.question)  # decidable, never contradictory
             assert ex.answer == ("yes" if chain(a, b) else "no"), (split, ex.facts, ex.question, ex.answer)
+
+
+def test_usual_answers_is_the_most_frequent_answer_per_task_and_question():
+    def ask(question, answer, task=18):
+        return BabiExample([], question.split(), answer, [], task)
+
+    examples = [ask("is a bigger", "no"), ask("is a bigger", "yes"), ask("is a bigger", "no"),
+                ask("is b bigger", "yes"), ask("is b bigger", "no"),  # a tie: the first in sorted order
+                ask("is a bigger", "yes", task=17)]  # each task on its own
+    assert usual_answers(examples) == {(18, ("is", "a", "bigger")): "no", (18, ("is", "b", "bigger")): "no",
+                                       (17, ("is", "a", "bigger")): "yes"}

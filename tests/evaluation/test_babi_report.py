@@ -82,20 +82,22 @@ def test_role_ponder_table_shows_supporting_other_question():
     assert "| 2 | 3.25 / 2.00 / 5.50 |" in table and "| 3 | - |" in table
 
 
-def test_recency_table_shows_failed_tasks_and_their_error_where_the_latest_candidate_is_right_or_wrong():
-    from universal_transformer.evaluation.babi_report import recency_table
+@pytest.mark.parametrize(("baseline", "label"), [("recent", "answering the latest candidate"),
+                                                 ("question", "answering the question's usual answer")])
+def test_baseline_table_shows_failed_tasks_and_their_error_where_the_baseline_is_right_or_wrong(baseline, label):
+    from universal_transformer.evaluation.babi_report import baseline_table
 
     def run(task_errors):
-        return {"test": {f"task{t}/{k}": v for t, values in task_errors.items()
-                         for k, v in zip(("error", "recent_baseline_error", "error_if_recent_right", "error_if_recent_wrong"), values)}}
+        keys = ("error", f"{baseline}_baseline_error", f"error_if_{baseline}_right", f"error_if_{baseline}_wrong")
+        return {"test": {f"task{t}/{k}": v for t, values in task_errors.items() for k, v in zip(keys, values)}}
 
     failed = run({16: (50.4, 50.4, 30.25, 70.0), 2: (0.4, 70.0, 0.0, 0.6)})
     other = run({16: (3.0, 50.4, 2.0, 4.0), 2: (12.0, 70.0, 10.0, 12.857)})
     older = {"test": {"task16/error": 52.0}}  # a record from before the measure
-    table = recency_table({"UT+ACT": {2: failed, 16: failed}, "UT": {2: other, 16: other}, "old": {16: older}})
+    table = baseline_table({"UT+ACT": {2: failed, 16: failed}, "UT": {2: other, 16: other}, "old": {16: older}}, baseline)
     lines = table.splitlines()
-    assert lines[0] == "| task | answering the latest candidate | UT+ACT | UT |"
+    assert lines[0] == f"| task | {label} | UT+ACT | UT |"
     assert "| 2 | 70.0 | - | 12.0 (10.0 / 12.9) |" in lines  # only failed tasks (> 5%) get a cell
     assert "| 16 | 50.4 | 50.4 (30.2 / 70.0) | - |" in lines
     assert len(lines) == 4
-    assert "No records" in recency_table({"old": {16: older}})
+    assert "No records" in baseline_table({"old": {16: older}}, baseline)

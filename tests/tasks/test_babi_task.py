@@ -200,11 +200,16 @@ def _task2_with_act_model(num_steps: int, seed: int, **options) -> tuple[BabiTas
     """Task 2 of the 1k set with a memory of 10 facts, and a small untrained UT+ACT story model for it."""
     task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2], "memory_size": 10,
                      "eval_batch_size": 64, **options}, seed=0)
+    return task, _tiny_model(task, seed=seed, num_steps=num_steps, act=True, act_bias_init=-0.5, dropout=0,
+                             embedding_dropout=0)
+
+
+def _tiny_model(task: BabiTask, *, seed: int, **options) -> UTStoryQA:
+    """An untrained story model sized for ``task`` (d_model 16, 2 heads), in eval mode."""
     cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
-                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=num_steps,
-                        act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
+                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, **options)
     torch.manual_seed(seed)
-    return task, UTStoryQA(cfg).eval()
+    return UTStoryQA(cfg).eval()
 
 
 @needs_data
@@ -282,11 +287,7 @@ def test_recency_baseline_and_the_error_where_it_is_right_and_where_wrong():
         else:
             last = next((w for w in reversed(text.rstrip(".").split()) if w in colours), last)
     data = task.splits["test"]
-    cfg = StoryQAConfig(vocab_size=task.model_overrides()["vocab_size"], num_classes=len(task.answers),
-                        fact_words=task.fact_words, d_model=16, num_heads=2, d_ff=32, num_steps=2,
-                        dropout=0, embedding_dropout=0)
-    torch.manual_seed(3)
-    model = UTStoryQA(cfg).eval()
+    model = _tiny_model(task, seed=3, num_steps=2, dropout=0, embedding_dropout=0)
     with torch.no_grad():  # a bias towards one colour, so that the untrained model errs both ways
         model.head.bias[task.answers.index("green")] += 1.0
     result = task.evaluate(model, "test")
@@ -341,3 +342,32 @@ def test_every_babi_config_loads():
         experiment = load_experiment(path)
         assert experiment.model_class == "UTStoryQA", path
         assert experiment.task.name == "babi", path
+
+
+@needs_data
+def test_question_only_baseline_and_the_error_where_it_is_right_and_where_wrong():
+    """Task 18 (size reasoning): a question's text alone often settles it (the chocolate is the
+    smallest object in every story); the baseline answers what training answers it most often."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [18], "memory_size": 20,
+                     "eval_batch_size": 64}, seed=0)
+    seen: dict[str, dict[str, int]] = {}
+    for ex in task._load()["train"]:
+        answers = seen.setdefault(" ".join(ex.question), {})
+        answers[ex.answer] = answers.get(ex.answer, 0) + 1
+    usual = {q: sorted(a.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] for q, a in seen.items()}
+    test = [line.split("\t") for line in (BABI / "en" / "qa18_size-reasoning_test.txt").read_text().splitlines()
+            if "\t" in line]
+    right = [usual.get(" ".join(q.split(" ", 1)[1].rstrip(" ?").lower().split())) == a for q, a, _ in test]
+    assert 0 < sum(right) < len(right)
+
+    data = task.splits["test"]
+    model = _tiny_model(task, seed=3, num_steps=2, dropout=0, embedding_dropout=0)
+    result = task.evaluate(model, "test")
+    assert result["task18/question_baseline_error"] == pytest.approx(100.0 * (1 - sum(right) / len(right)))
+    with torch.no_grad():
+        wrong = torch.cat([model(data.facts[i:i + 50], data.question[i:i + 50]).logits.argmax(-1)
+                           for i in range(0, len(data), 50)]).ne(data.labels).tolist()
+    for side, where in (("right", right), ("wrong", [not r for r in right])):
+        errs = [w for w, keep in zip(wrong, where) if keep]
+        assert result[f"task18/error_if_question_{side}"] == pytest.approx(100.0 * sum(errs) / len(errs))
+    assert "task18/recent_baseline_error" not in result  # yes/no answers: no fact says them

@@ -298,7 +298,8 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     the evaluated model is another one than the run's best (``model_dir``, e.g. averaged
     checkpoints), the other split's metrics are left out: they measured the best model.
     ``previous`` (the record file this one replaces) hands on its training-set metrics
-    (:func:`train_scored_record`) when it measured the same model.
+    (:func:`train_scored_record`) when it measured the same model, and is the base of the
+    new record when the run folder is a published model (no record, no training log).
     """
     from ..evaluation.records import git_commit, history_from_log, machine_info
 
@@ -325,6 +326,13 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
             # records written before histories get theirs from the run's evaluation log
             history=old.history if old.history is not None else history_from_log(run_dir / "metrics.jsonl", up_to=old.steps),
         )
+    if previous is not None and own_best and not (run_dir / "metrics.jsonl").is_file():
+        # a published model (results/models/NAME) keeps no training log: the record it is
+        # published from holds the run's facts
+        return RunRecord.from_dict(previous.to_dict() | {
+            "metrics": {**previous.metrics, split: evaluated},
+            "status": "time_limit" if previous.partial else "rescored",
+            "notes": [*previous.notes, f"{split} re-scored by: {command_line()}"]})
     lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
     log = [json.loads(line) for line in lines]
     best = max(log, key=lambda r: r.get("score", float("-inf")), default={})

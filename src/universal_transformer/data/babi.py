@@ -9,9 +9,10 @@ string (one class). The paper (section 3.1) does not say how it scored them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection
+from typing import Collection, Iterable
 
 from .textfile import read_text_lines
 
@@ -46,6 +47,17 @@ def most_recent_candidate(example: BabiExample, candidates: Collection[str]) -> 
             if word in candidates:
                 return word
     return None
+
+
+def usual_answers(examples: Iterable[BabiExample]) -> dict[tuple[int, tuple[str, ...]], str]:
+    """The question-only baseline: per task and question text, the answer ``examples`` give it
+    most often (ties: the first in sorted order), the story unread. A model that answers this way
+    has learnt what a question usually gets, e.g. on task 18 that the chocolate is smaller than
+    every container, instead of reading the story: it errs where the usual answer is wrong."""
+    counts: dict[tuple[int, tuple[str, ...]], Counter[str]] = {}
+    for ex in examples:
+        counts.setdefault((ex.task, tuple(ex.question)), Counter())[ex.answer] += 1
+    return {key: min(c, key=lambda a: (-c[a], a)) for key, c in counts.items()}
 
 
 def tokenize(sentence: str) -> list[str]:

@@ -114,32 +114,38 @@ def role_ponder_table(columns: Columns) -> str:
     return "\n".join(_task_table(columns, _role_cell))
 
 
-def recency_table(columns: Columns) -> str:
-    """Markdown table of what the failed tasks' errors are: per task that some model fails,
-    the test error of answering with the candidate the story mentions last (the recency
-    baseline, ``recent_baseline_error``; the same test files for 1k and 10k), then per model
-    that fails it ``error (error where that answer is right / where it is wrong)``, in %
-    (``error_if_recent_right``, ``error_if_recent_wrong``). Models whose records predate the
-    measure are left out."""
+def baseline_table(columns: Columns, baseline: str = "recent") -> str:
+    """Markdown table of what the failed tasks' errors are, against a baseline policy: per task
+    that some model fails, the test error of the baseline (``recent``: answering with the
+    candidate the story mentions last, ``recent_baseline_error``; ``question``: the answer
+    training gives the question's text most often, ``question_baseline_error``), then per model
+    that fails it ``error (error where the baseline is right / where it is wrong)``, in %
+    (``error_if_recent_right``, ``error_if_recent_wrong``, ...). Models whose records predate
+    the measure are left out."""
     def measured(run: dict[str, Any], task: int) -> bool:
-        return run["test"].get(f"task{task}/error", 0.0) > FAIL_ABOVE and f"task{task}/error_if_recent_wrong" in run["test"]
+        return run["test"].get(f"task{task}/error", 0.0) > FAIL_ABOVE and f"task{task}/error_if_{baseline}_wrong" in run["test"]
 
     def cell(run: dict[str, Any], task: int) -> str:
         m = run["test"]
-        right = m.get(f"task{task}/error_if_recent_right")
-        return f"{m[f'task{task}/error']:.1f} ({'-' if right is None else f'{right:.1f}'} / {m[f'task{task}/error_if_recent_wrong']:.1f})"
+        right = m.get(f"task{task}/error_if_{baseline}_right")
+        return f"{m[f'task{task}/error']:.1f} ({'-' if right is None else f'{right:.1f}'} / {m[f'task{task}/error_if_{baseline}_wrong']:.1f})"
 
     shown = {name: col for name, col in columns.items() if any(measured(run, t) for t, run in col.items())}
     tasks = sorted({t for col in shown.values() for t, run in col.items() if measured(run, t)})
     if not tasks:
         return "_No records with the measure yet._"
-    lines = ["| task | answering the latest candidate | " + " | ".join(shown) + " |", "|---" * (len(shown) + 2) + "|"]
+    label = BASELINES[baseline]
+    lines = [f"| task | {label} | " + " | ".join(shown) + " |", "|---" * (len(shown) + 2) + "|"]
     for task in tasks:
-        baseline = next((run["test"][f"task{task}/recent_baseline_error"] for col in shown.values()
-                         if (run := col.get(task)) and f"task{task}/recent_baseline_error" in run["test"]), None)
+        key = f"task{task}/{baseline}_baseline_error"
+        value = next((run["test"][key] for col in shown.values() if (run := col.get(task)) and key in run["test"]), None)
         cells = [cell(col[task], task) if task in col and measured(col[task], task) else "-" for col in shown.values()]
-        lines.append(f"| {task} | {'-' if baseline is None else f'{baseline:.1f}'} | " + " | ".join(cells) + " |")
+        lines.append(f"| {task} | {'-' if value is None else f'{value:.1f}'} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+BASELINES = {"recent": "answering the latest candidate", "question": "answering the question's usual answer"}
+"""The baseline policies of :func:`baseline_table` and the header of their error column."""
 
 
 def runs_table(columns: Columns) -> str:

@@ -35,8 +35,8 @@ from ..data.lte import PROGRAM_OPERATIONS
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import (
-    FAIL_ABOVE, best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, recency_table, role_ponder, role_ponder_table,
-    run_tasks, runs_table, seeds_table,
+    FAIL_ABOVE, baseline_table, best_of_seeds, error_table, ponder_by_supporting_facts, ponder_table, role_ponder,
+    role_ponder_table, run_tasks, runs_table, seeds_table,
 )
 from .records import RunRecord
 
@@ -805,7 +805,7 @@ def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) 
         partial_runs = [(r["experiment"], r["step"], r["wall_time_seconds"]) for r in shown if r["status"] == "time_limit"]
         return table(columns) + partial_footnote(partial_runs)
 
-    build.__doc__ = f"bAbI: {table.__doc__}"
+    build.__doc__ = f"bAbI: {getattr(table, 'func', table).__doc__}"  # a partial: its function's
     return build
 
 
@@ -838,7 +838,8 @@ register_table("babi")(_babi_builder(error_table))
 register_table("babi-ponder")(_babi_builder(ponder_table))
 register_table("babi-runs")(_babi_builder(runs_table))
 register_table("babi-roles")(_babi_builder(role_ponder_table))
-register_table("babi-recency")(_babi_builder(recency_table))
+register_table("babi-recency")(_babi_builder(baseline_table))
+register_table("babi-question")(_babi_builder(partial(baseline_table, baseline="question")))
 
 
 @register_table("babi-fit")

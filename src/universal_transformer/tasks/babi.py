@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize
+from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize, usual_answers
 from ..data.batch import StoryBatch
 from ..data.bucketing import BucketBatcher
 from ..modules.recurrence import HaltingStats
@@ -35,6 +35,7 @@ class EncodedSplit:
     supporting: Tensor  # [N] number of supporting facts
     roles: Tensor  # [N, F + 1] per memory slot and the question: ROLES index (0 = empty slot)
     recent: Tensor  # [N] the recency baseline's answer (index into answers), -1 where it has none
+    usual: Tensor  # [N] the question-only baseline's answer (usual_answers), -1 for a question training never asks
     support_rank: Tensor  # [N, F + 1] k at the k-th supporting fact as the question line lists it, else 0
 
     def __len__(self) -> int:
@@ -147,6 +148,7 @@ class BabiTask(Task):
         self.fact_words = max(len(s) for ex in raw["train"] for s in (*ex.facts, ex.question))
         # The words that answer some training question of each task: the recency baseline's candidates.
         self.candidates = {t: {ex.answer for ex in raw["train"] if ex.task == t} for t in self.tasks}
+        self.usual_answers = usual_answers(raw["train"])
         self.splits = {name: self._encode(examples) for name, examples in raw.items()}
         self._permutations: dict[int, Tensor] = {}
         self.bucket_width = int(opts.bucket_width)
@@ -207,11 +209,14 @@ class BabiTask(Task):
         roles = torch.zeros(n, f + 1, dtype=torch.long)
         roles[:, -1] = ROLES.index("question")
         latest = torch.full((n,), -1, dtype=torch.long)
+        usual = torch.full((n,), -1, dtype=torch.long)
         support_rank = torch.zeros(n, f + 1, dtype=torch.long)
         for i, ex in enumerate(examples):
             baseline = most_recent_candidate(ex, self.candidates[ex.task])
             if baseline is not None:
                 latest[i] = answer_index[baseline]
+            if (answer := self.usual_answers.get((ex.task, tuple(ex.question)))) is not None:
+                usual[i] = answer_index[answer]
             recent = ex.facts[-f:]
             first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
             for k, s in enumerate(ex.supporting, start=1):
@@ -227,7 +232,7 @@ class BabiTask(Task):
         return EncodedSplit(
             facts, question, labels,
             torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]), roles,
-            latest, support_rank,
+            latest, usual, support_rank,
         )
 
     def model_overrides(self) -> dict[str, Any]:
@@ -263,7 +268,10 @@ class BabiTask(Task):
         errors are: ``taskN/recent_baseline_error``, the error (%) of answering with the candidate
         mentioned last, and the model's error on the questions where that answer is right and
         where it is wrong (``taskN/error_if_recent_right``, ``..._wrong``): a model that has learnt
-        the task errs on neither; one that answers "the latest" errs on the second only.
+        the task errs on neither; one that answers "the latest" errs on the second only. The same
+        for the question-only baseline (:func:`usual_answers`: the answer training gives the
+        question's text most often), ``taskN/question_baseline_error``, ``taskN/error_if_question_right``
+        and ``..._wrong``: a model that answers from the question alone errs on the second only.
 
         ``split`` may also be ``train`` (the training stories, less the held-out validation
         ones): a model that errs there as much as on validation underfits, it does not overfit."""
@@ -315,16 +323,17 @@ class BabiTask(Task):
         errors = []
         for task in self.tasks:
             mask = data.task == task
-            task_hit, recent = hit[mask], data.recent[mask]
+            task_hit = hit[mask]
             error = error_percent(task_hit)
             errors.append(error)
             result[f"task{task}/error"] = error
-            recent_right = recent.eq(data.labels[mask])
-            if bool(recent.ge(0).any()):
-                result[f"task{task}/recent_baseline_error"] = error_percent(recent_right)
-                for name, where in (("right", recent_right), ("wrong", ~recent_right)):
-                    if bool(where.any()):
-                        result[f"task{task}/error_if_recent_{name}"] = error_percent(task_hit[where])
+            for name, baseline in (("recent", data.recent[mask]), ("question", data.usual[mask])):
+                if bool(baseline.ge(0).any()):
+                    right = baseline.eq(data.labels[mask])
+                    result[f"task{task}/{name}_baseline_error"] = error_percent(right)
+                    for side, where in (("right", right), ("wrong", ~right)):
+                        if bool(where.any()):
+                            result[f"task{task}/error_if_{name}_{side}"] = error_percent(task_hit[where])
             result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
             for r, role in enumerate(ROLES[1:], start=1):
                 total, count = role_sum[mask, r].sum(0).tolist()
