@@ -146,7 +146,8 @@ def test_babi_train_split_adds_training_error_to_the_record_and_keeps_its_scores
     # re-scoring test measures the same model: the training-set metrics stay
     rescored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
     assert rescored.returncode == 0, rescored.stderr
-    assert RunRecord.load(results / f"{name}.json").metrics["train"] == record.metrics["train"]
+    again = RunRecord.load(results / f"{name}.json")
+    assert again.metrics["train"] == record.metrics["train"] and any(n.startswith("train scored by: ut eval") for n in again.notes)
 
     # refused: no record to add to; a record of another model than the run's best
     alone = run_ut("eval", str(run), "--split", "train", "--record", "babi/other", "--results", str(results))

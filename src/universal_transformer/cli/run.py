@@ -318,6 +318,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         if own_best and previous is not None and "train" in previous.metrics and \
                 (previous.steps, previous.best_step) == (old.steps, old.best_step):
             metrics["train"] = previous.metrics["train"]  # the record replaced measured the same model there
+            notes += [n for n in previous.notes if n.startswith("train scored by: ")]
         return RunRecord(
             experiment=name, task=old.task, config=old.config, command=old.command, seeds=old.seeds,
             commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,
