@@ -78,6 +78,18 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert f"partial: the best model at step {summary['best_step']} of a run stopped at step 24" in record.notes
 
 
+def test_a_run_killed_before_its_first_record_is_scored_as_partial(tmp_path, tiny_config):
+    run, results = tmp_path / "run", tmp_path / "results"
+    assert run_ut("train", str(tiny_config), "--out", str(run), "--no-progress").returncode == 0
+    (run / "record.json").unlink()  # as if killed mid-chunk: checkpoints and log, no record, no summary
+    (run / "metrics.json").unlink()
+    scored = run_ut("eval", str(run), "--split", "test", "--record", "algorithmic/killed", "--results", str(results))
+    assert scored.returncode == 0, scored.stderr
+    record = RunRecord.load(results / "algorithmic" / "killed.json")
+    assert record.partial and record.steps == 24 and "len12/char_accuracy" in record.metrics["test"]
+    assert "the run stopped before its first record (killed mid-chunk): partial" in record.notes[0]
+
+
 def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, tiny_config):
     run, results = tmp_path / "run", tmp_path / "results"
     assert run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=4",

@@ -338,13 +338,18 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     log = [json.loads(line) for line in lines]
     best = max(log, key=lambda r: r.get("score", float("-inf")), default={})
     validation = {k: v for k, v in best.items() if k not in ("step", "split") and v is not None}
+    # No record and no metrics.json but checkpoints: a run stopped (killed) in its first chunk,
+    # before the trainer wrote a record; otherwise a finished run from before run records.
+    stopped = not (run_dir / "metrics.json").is_file() and (run_dir / "checkpoints").is_dir()
+    how = ("the run stopped before its first record (killed mid-chunk): partial; its training command is not known"
+           if stopped else "the run predates run records")
     return RunRecord(
         experiment=name, task=experiment.task.name, config=experiment.to_dict(), command=command_line(),
         seeds=[experiment.train.seed], commit=git_commit(Path(__file__).parent), machine=machine_info(),
         wall_time_seconds=float(log[-1].get("elapsed", 0.0)) if log else 0.0, steps=int(log[-1]["step"]) if log else 0,
-        best_step=best.get("step"), status="rescored",
+        best_step=best.get("step"), status="time_limit" if stopped else "rescored",
         metrics={"validation": validation, "test": evaluated} if split == "test" else {"validation": evaluated, "test": {}},
-        notes=["training facts from metrics.jsonl (the run predates run records); machine = the re-scoring machine"],
+        notes=[f"training facts from metrics.jsonl ({how}); machine = the re-scoring machine"],
         parameters=parameters, history=history_from_log(run_dir / "metrics.jsonl"),
     )
 
