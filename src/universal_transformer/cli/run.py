@@ -263,6 +263,11 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _same_model(a: RunRecord, b: RunRecord) -> bool:
+    """Whether two records of one run measured the same best model (same steps, same best step)."""
+    return (a.steps, a.best_step) == (b.steps, b.best_step)
+
+
 def train_scored_record(run_dir: Path, experiment: ExperimentConfig, metrics: dict, *, target: Path,
                         previous: RunRecord | None, model_dir: Path | None) -> RunRecord:
     """``previous`` (the run's scored record, file ``target``) with the best model's metrics on
@@ -275,7 +280,7 @@ def train_scored_record(run_dir: Path, experiment: ExperimentConfig, metrics: di
         raise ConfigError(f"{target}: no record to add the training-set metrics to; {how}")
     if (run_dir / "record.json").is_file():
         current = _brought_up_to_date(RunRecord.load(run_dir / "record.json"), run_dir, experiment)
-        if (current.steps, current.best_step) != (previous.steps, previous.best_step):
+        if not _same_model(current, previous):
             raise ConfigError(f"{target} measured the best model at step {previous.best_step} of {previous.steps}; "
                               f"the run's is at step {current.best_step} of {current.steps}: {how}")
     return RunRecord.from_dict(previous.to_dict() | {
@@ -315,8 +320,7 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         if not own_best:
             notes.append(f"evaluated model: {model_dir}; the {other} metrics of the run's best model are left out")
         metrics = {split: evaluated, other: old.metrics[other] if own_best else {}}
-        if own_best and previous is not None and "train" in previous.metrics and \
-                (previous.steps, previous.best_step) == (old.steps, old.best_step):
+        if own_best and previous is not None and "train" in previous.metrics and _same_model(old, previous):
             metrics["train"] = previous.metrics["train"]  # the record replaced measured the same model there
             notes += [n for n in previous.notes if n.startswith("train scored by: ")]
         return RunRecord(
