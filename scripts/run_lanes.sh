@@ -23,8 +23,11 @@
 # A run the DEADLINE leaves unfinished then has its best model so far scored on the test split
 # (`ut eval --record`, after the deadline), so that its partial record carries test metrics
 # even if this machine, and the run directory with it, is gone by the next session.
+# A run whose record in results/GROUP/ is finished but whose run folder is not here (it ran
+# on another machine) is skipped; a partial one starts afresh, and `ut` keeps the committed
+# record until the new run has passed its steps or finished.
 set -u
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -lt 4 ] && usage
 configs=$1 group=$2 out=$3 secs=$4
 shift 4
@@ -65,6 +68,13 @@ run_one() {
   config=$run_config_path
   grid_set_args "$name"
   mkdir -p "$(dirname "$out/$name")"
+  # A finished record (results/GROUP/NAME.json, as `ut` writes it from here) without a run folder
+  # is a run finished on another machine: training it again would redo it from scratch.
+  local record="results/$group/$name.json"
+  if [ ! -d "$out/$name" ] && [ -f "$record" ] && ! grep -q '"status": "time_limit"' "$record"; then
+    echo "== $name: finished elsewhere ($record, no $out/$name): not run again; move the record away to rerun it" >> "$out/$name.log"
+    return 0
+  fi
   until [ -f "$out/$name/metrics.json" ]; do
     limit=$secs
     if [ -n "$deadline" ]; then

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import yaml
 
@@ -76,6 +77,34 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert any("went on after its last record (step 8)" in note for note in record.notes)
     assert record.history == RunRecord.load(results / "algorithmic/tiny-ut-len5.json").history
     assert f"partial: the best model at step {summary['best_step']} of a run stopped at step 24" in record.notes
+
+
+def test_a_fresh_run_keeps_a_committed_record_that_went_further_until_it_passes_it(tmp_path, tiny_config):
+    # the record of a run that reached step 20, its run folder gone (another machine)
+    run, results = tmp_path / "run", tmp_path / "results"
+    name = "algorithmic/tiny-ut"
+    common = ["--out", str(run), "--no-progress", "--record", name, "--results", str(results)]
+    assert run_ut("train", str(tiny_config), *common, "--set", "train.steps=20").returncode == 0
+    committed = RunRecord.load(results / f"{name}.json").to_dict() | {"status": "time_limit"}
+    RunRecord.from_dict(committed).save(results / f"{name}.json")
+    before = (results / f"{name}.json").read_text()
+    shutil.rmtree(run)
+    fresh = run_ut("train", str(tiny_config), *common, "--set", "train.steps=8", "--set", "train.eval_every=4",
+                   "--time-limit", "0.01")
+    assert fresh.returncode == 0, fresh.stderr
+    assert f"kept {results / name}.json: it records 20 steps (time_limit)" in fresh.stdout
+    assert (results / f"{name}.json").read_text() == before and RunRecord.load(run / "record.json").steps < 20
+    done = run_ut("train", str(tiny_config), *common, "--set", "train.steps=8", "--set", "train.eval_every=4")
+    assert done.returncode == 0, done.stderr  # finished: a finished run replaces a partial record
+    assert RunRecord.load(results / f"{name}.json").to_dict() == RunRecord.load(run / "record.json").to_dict()
+
+    # Scoring a partial run at the lanes' deadline does not replace the record either.
+    (results / f"{name}.json").write_text(before)
+    stopped = RunRecord.load(run / "record.json").to_dict() | {"status": "time_limit"}
+    RunRecord.from_dict(stopped).save(run / "record.json")
+    scored = run_ut("eval", str(run), "--split", "test", "--record", name, "--results", str(results))
+    assert scored.returncode != 0 and f"{results / name}.json kept: it records 20 steps" in scored.stderr
+    assert (run / "eval-test.json").is_file() and (results / f"{name}.json").read_text() == before
 
 
 def test_a_run_killed_before_its_first_record_is_scored_as_partial(tmp_path, tiny_config):

@@ -201,3 +201,13 @@ def test_history_from_log_keeps_summary_metrics_last_line_per_step_and_names_bad
         make_record(history=[{"step": 1, "score": float("nan")}])
     with pytest.raises(RecordError, match=r"key 'history' must be a list of objects or null"):
         make_record(history={"step": 1})
+
+
+def test_a_committed_record_is_kept_over_a_partial_run_that_has_not_passed_it():
+    old = make_record(steps=12_000, status="time_limit")
+    assert old.kept_over(make_record(steps=3_000, status="time_limit")).startswith("it records 12000 steps (time_limit)")
+    assert old.kept_over(make_record(steps=12_500, status="time_limit")) is None  # past it
+    assert old.kept_over(make_record(steps=3_000, status="early_stopped")) is None  # finished
+    done = make_record(steps=8_000, status="early_stopped")
+    assert done.kept_over(make_record(steps=500, status="time_limit")) is not None  # a rerun of a finished run
+    assert done.kept_over(make_record(steps=9_000, status="time_limit")) is None  # a finished run trained on

@@ -36,7 +36,7 @@ def _run(tmp_path: Path, names: list[str], configs: Path | None = None, **env: s
     configs = configs or tmp_path / "configs"
     result = subprocess.run(["bash", str(SCRIPT), str(configs), "group", str(tmp_path / "runs"), "60", *names],
                             env={**os.environ, "UT": str(fake), "LOG": str(log), **env},
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
     events: dict[str, dict[str, float]] = {}
     for line in log.read_text().splitlines() if log.exists() else []:
         name, what, when = line.split()
@@ -114,3 +114,18 @@ def test_a_grid_file_names_the_runs_with_their_configs_and_overrides(tmp_path):
     grid.write_text("lonely\n")
     bad, events = _run(tmp_path, [], configs=grid)
     assert bad.returncode == 2 and "study.grid:1: expected 'NAME CONFIG" in bad.stderr
+
+
+def test_a_run_finished_on_another_machine_is_not_run_again_and_a_partial_one_is(tmp_path):
+    # results/GROUP/NAME.json as `ut` writes it (sorted keys, two-space indent), no run folder here
+    records = tmp_path / "results" / "group"
+    records.mkdir(parents=True)
+    (records / "done.json").write_text('{\n  "status": "early_stopped",\n  "steps": 900\n}\n')
+    (records / "cut.json").write_text('{\n  "status": "time_limit",\n  "steps": 900\n}\n')
+    result, events = _run(tmp_path, ["done", "cut"])
+    assert result.returncode == 0, result.stderr
+    assert set(events) == {"cut"}  # the partial one starts afresh (ut keeps its record till it passes it)
+    assert "finished elsewhere" in (tmp_path / "runs" / "done.log").read_text()
+    (tmp_path / "runs" / "done").mkdir()  # its run folder here: the lane resumes it as before
+    result, events = _run(tmp_path, ["done"])
+    assert result.returncode == 0 and set(events) == {"done"}

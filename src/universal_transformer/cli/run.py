@@ -259,6 +259,9 @@ def run_eval(args: argparse.Namespace) -> int:
         else:
             record = rescored_record(args.run_dir, experiment, args.split, metrics, name=args.record,
                                      parameters=model.num_parameters(), model_dir=args.model, previous=previous)
+            kept = previous.kept_over(record) if previous is not None else None
+            if kept:
+                raise ConfigError(f"{target} kept: {kept} (the scores above are in {out})")
         print(f"wrote {record.save(target)}")
     return 0
 

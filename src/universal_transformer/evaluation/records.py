@@ -82,6 +82,17 @@ class RunRecord:
         """True when the run stopped at its time limit before it finished."""
         return self.status == "time_limit"
 
+    def kept_over(self, new: "RunRecord") -> str | None:
+        """Why this record (a committed ``results/NAME.json``) must not be replaced by ``new``,
+        or None when it may be. A partial ``new`` with fewer steps does not replace it: a run
+        started afresh under the same name (its run folder lost with a machine, say) would
+        otherwise overwrite a record that went further, and the next commit lose it. The run
+        replaces it once it has passed this record's steps or has finished."""
+        if new.partial and self.steps > new.steps:
+            return (f"it records {self.steps} steps ({self.status}); this run is partial at {new.steps}: "
+                    f"it replaces it once past step {self.steps} or finished")
+        return None
+
     def validate(self, source: str) -> None:
         """Raise :class:`RecordError` (naming ``source`` and the key) if a field is malformed."""
         for f in fields(self):

@@ -382,7 +382,12 @@ class Trainer:
         )
         record.save(self.run_dir / "record.json")
         if self.record_name and self.results_dir is not None:
-            record.save(self.results_dir / f"{self.record_name}.json")
+            target = self.results_dir / f"{self.record_name}.json"
+            kept = RunRecord.load(target).kept_over(record) if target.is_file() else None
+            if kept:
+                print(f"kept {target}: {kept}", flush=True)
+            else:
+                record.save(target)
         return record
 
     def _evaluate_and_log(self, window: list[dict[str, float]]) -> bool:
