@@ -22,6 +22,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field, fields
@@ -233,6 +234,9 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 HISTORY_LEFT_OUT = ("split", "lr", "target_tokens_per_second")
 """Evaluation-log fields that the history leaves out (bookkeeping, not results)."""
+PER_TASK_ERROR = re.compile(r"task\d+/error")
+"""bAbI's per-task error, which the history keeps for a run over several tasks: how each task
+of a joint model learns, step by step, set beside the same task trained alone."""
 
 
 def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict[str, Any]] | None:
@@ -240,7 +244,7 @@ def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict
     in step order, its ``step``, ``elapsed`` seconds, training loss (and ponder time) and the
     task's summary metrics, the numbers whose names hold no ``/`` (``score``, ``mean_error``,
     ``ponder_question``, ...; per-task and per-length metrics stay in the log, so a record stays
-    small). A step logged twice (a chunk resumed from an earlier checkpoint evaluates it again)
+    small, but for the per-task errors of a run over several bAbI tasks). A step logged twice (a chunk resumed from an earlier checkpoint evaluates it again)
     keeps its last line; steps after ``up_to`` (a killed chunk's evaluations that the run has not
     reached again) are left out. None when there is no log or no evaluation in it (a record
     then has no history); a malformed line is a :class:`RecordError` naming the file and line."""
@@ -259,9 +263,11 @@ def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict
             raise RecordError(f"{path}:{number}: an evaluation line needs an integer 'step', got {_show(entry)}")
         if up_to is not None and entry["step"] > up_to:
             continue
+        per_task = sum(1 for name in entry if PER_TASK_ERROR.fullmatch(name)) > 1
         by_step[entry["step"]] = {
             name: round(value, 6) if isinstance(value, float) else value for name, value in entry.items()
-            if "/" not in name and name not in HISTORY_LEFT_OUT and _is_number(value)}
+            if ("/" not in name or per_task and PER_TASK_ERROR.fullmatch(name))
+            and name not in HISTORY_LEFT_OUT and _is_number(value)}
     return [by_step[step] for step in sorted(by_step)] or None
 
 
