@@ -865,3 +865,28 @@ def test_window_rescores_are_rows_of_their_own_and_stay_out_of_the_model_tables(
     rows = TABLES["algorithmic-prenorm"]([windowed, ut])
     assert "| copy-UT-test-window2-source | 1.00 / 1.00 |" in rows and "| copy-UT | 1.00 / 0.60 |" in rows
     assert docs.length_curves([windowed, ut], name="algorithmic-prenorm")["copy"]["UT"] == [(40, 1.0, 0.6), (400, 0.5, 0.1)]
+
+
+def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stories_seen():
+    def run(name, tasks, batch, history, **fields):
+        config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
+                  "train": {"seed": 0, "max_batch_size": batch}}
+        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+
+    single = run("ut-act-t2t-v2/task19", 19, 64, [{"step": 500, "mean_error": 90.0}, {"step": 1000, "mean_error": 70.0},
+                                                  {"step": 2000, "mean_error": 9.5}])
+    mix64 = run("ut-act-t2t-v2-mix4-b64", [1, 6, 12, 19], 64,  # 16 of task 19's stories a step
+                [{"step": 4000, "task19/error": 80.0, "task1/error": 0.0}, {"step": 6000, "task19/error": 75.0}],
+                status="time_limit")
+    mix256 = run("ut-act-t2t-v2-mix4-b256", [1, 6, 12, 19], 256, [{"step": 1000, "task19/error": 71.0}])
+    other = run("ut-act-t2t-v2/task18", 18, 64, [{"step": 1000, "mean_error": 5.0}])  # not in the study
+    table = TABLES["babi-stories-per-step"]([mix64, other, single, mix256])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| task 19 stories seen | en-10k/ut-act-t2t-v2 (64 a step) | en-10k/ut-act-t2t-v2-mix4-b256 (64 a step) "
+        "| en-10k/ut-act-t2t-v2-mix4-b64 (16 a step) |",
+        "|---|---|---|---|",
+        "| 64,000 | 70.0 (1,000) | 71.0 (1,000) | 80.0 (4,000) |",
+        "| 128,000 | 9.5 (2,000) | - | - |",  # b64's step 6,000 is 96,000 stories: no row of its own
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix4-b64" in table
+    assert TABLES["babi-stories-per-step"]([other]) == docs.NO_RECORDS

@@ -834,6 +834,50 @@ def babi_joint_history_table(records: list[RunRecord]) -> str:
     return _table(["model", "step", "validation error %", "supporting / other / question"], rows)
 
 
+# Stories per step (configs/babi/t2t-v2.grid, the 4-task mix): does a task of a joint model learn
+# as the same task alone at the same number of its stories seen, whatever the batch holds?
+STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task19", "babi/en-10k/ut-act-t2t-v2-mix4-b256",
+                 "babi/en-10k/ut-act-t2t-v2-mix4-b64")
+STORIES_STUDY_TASK = 19
+STORIES_ROW = 64_000  # a row every 64,000 of the task's stories: an evaluation of each run
+
+
+def stories_per_step(record: RunRecord) -> float:
+    """The stories of each of a bAbI record's tasks in one training step: ``max_batch_size``
+    shared evenly by its tasks. Exact for these runs: every batch is full (``batch_tokens`` holds
+    ``max_batch_size`` of their longest stories), every bucket mixes the tasks (one bucket), and
+    the tasks' training sets have the same size (9,000 questions or so each)."""
+    tasks = record.config["task"]["tasks"]
+    return record.config["train"]["max_batch_size"] / (len(tasks) if isinstance(tasks, list) else 1)
+
+
+@register_table("babi-stories-per-step")
+def babi_stories_table(records: list[RunRecord]) -> str:
+    """Task 19's validation error (%) at equal numbers of its stories seen, in the runs of
+    :data:`STORIES_STUDY` (each cell: the error, then the step), per :data:`STORIES_ROW` stories;
+    a run's per-step share is :func:`stories_per_step`."""
+    task = STORIES_STUDY_TASK
+    runs = [r for r in records if r.experiment in STORIES_STUDY and r.history]
+    runs.sort(key=lambda r: STORIES_STUDY.index(r.experiment))
+    curves = []
+    for record in runs:
+        share = stories_per_step(record)
+        key = f"task{task}/error" if isinstance(record.config["task"]["tasks"], list) else "mean_error"
+        curves.append({round(e["step"] * share): (e[key], e["step"]) for e in record.history if key in e})
+    last = max((seen for curve in curves for seen in curve), default=0)
+    rows = []
+    for seen in range(STORIES_ROW, last + 1, STORIES_ROW):
+        cells = [f"{c[seen][0]:.1f} ({c[seen][1]:,})" if seen in c else "-" for c in curves]
+        if any(cell != "-" for cell in cells):
+            rows.append([f"{seen:,}", *cells])
+    if not rows:
+        return NO_RECORDS
+    header = [f"task {task} stories seen",
+              *(f"{babi_group(r.experiment)} ({stories_per_step(r):g} a step)" for r in runs)]
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
+    return _table(header, rows) + partial_footnote(partial_runs)
+
+
 register_table("babi")(_babi_builder(error_table))
 register_table("babi-ponder")(_babi_builder(ponder_table))
 register_table("babi-runs")(_babi_builder(runs_table))
