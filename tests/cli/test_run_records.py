@@ -106,6 +106,14 @@ def test_a_fresh_run_keeps_a_committed_record_that_went_further_until_it_passes_
     assert scored.returncode != 0 and f"{results / name}.json kept: it records 20 steps" in scored.stderr
     assert (run / "eval-test.json").is_file() and (results / f"{name}.json").read_text() == before
 
+    # A file there that is not a record is not overwritten either: the run says so and goes on.
+    (results / f"{name}.json").write_text("{not a record")
+    other = run_ut("train", str(tiny_config), "--out", str(tmp_path / "other"), "--no-progress", "--record", name,
+                   "--results", str(results), "--set", "train.steps=4")
+    assert other.returncode == 0, other.stderr
+    assert f"kept {results / name}.json: " in other.stdout and "not valid JSON" in other.stdout
+    assert (results / f"{name}.json").read_text() == "{not a record"
+
 
 def test_a_run_killed_before_its_first_record_is_scored_as_partial(tmp_path, tiny_config):
     run, results = tmp_path / "run", tmp_path / "results"

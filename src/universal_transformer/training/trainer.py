@@ -36,7 +36,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..config import ConfigError
 from ..data.batch import Batch
-from ..evaluation.records import RunRecord, git_commit, history_from_log, machine_info
+from ..evaluation.records import RecordError, RunRecord, git_commit, history_from_log, machine_info
 from ..models import PretrainedModel
 from ..objective import LossTerms, compute_loss, ponder_weight
 from ..registry import build_task, model_class
@@ -383,7 +383,10 @@ class Trainer:
         record.save(self.run_dir / "record.json")
         if self.record_name and self.results_dir is not None:
             target = self.results_dir / f"{self.record_name}.json"
-            kept = RunRecord.load(target).kept_over(record) if target.is_file() else None
+            try:
+                kept = RunRecord.load(target).kept_over(record) if target.is_file() else None
+            except RecordError as err:  # not a record this run may overwrite: left for a person to look at
+                kept = f"{err}; this run's record is {self.run_dir / 'record.json'}"
             if kept:
                 print(f"kept {target}: {kept}", flush=True)
             else:
