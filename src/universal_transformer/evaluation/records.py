@@ -244,8 +244,8 @@ def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict
     in step order, its ``step``, ``elapsed`` seconds, training loss (and ponder time) and the
     task's summary metrics, the numbers whose names hold no ``/`` (``score``, ``mean_error``,
     ``ponder_question``, ...; per-task and per-length metrics stay in the log, so a record stays
-    small, but for the per-task errors of a run over several bAbI tasks). A step logged twice (a chunk resumed from an earlier checkpoint evaluates it again)
-    keeps its last line; steps after ``up_to`` (a killed chunk's evaluations that the run has not
+    small, but for the per-task errors of a run over several bAbI tasks). A step logged twice (a
+    chunk resumed from an earlier checkpoint evaluates it again) keeps its last line; steps after ``up_to`` (a killed chunk's evaluations that the run has not
     reached again) are left out. None when there is no log or no evaluation in it (a record
     then has no history); a malformed line is a :class:`RecordError` naming the file and line."""
     path = Path(path)
