@@ -661,7 +661,7 @@ def test_length_curves_and_their_figure(tmp_path):
     written = docs.update_figures(tmp_path / "figures", records)
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
-                       "babi-ponder": None, "algorithmic-position-free-length": None}
+                       "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
 
@@ -867,7 +867,7 @@ def test_window_rescores_are_rows_of_their_own_and_stay_out_of_the_model_tables(
     assert docs.length_curves([windowed, ut], name="algorithmic-prenorm")["copy"]["UT"] == [(40, 1.0, 0.6), (400, 0.5, 0.1)]
 
 
-def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stories_seen():
+def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stories_seen(tmp_path):
     def run(name, tasks, batch, history, **fields):
         config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
                   "train": {"seed": 0, "max_batch_size": batch}}
@@ -890,3 +890,6 @@ def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stori
     ])
     assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix4-b64" in table
     assert TABLES["babi-stories-per-step"]([other]) == docs.NO_RECORDS
+    assert docs.FIGURES["babi-stories-per-step"]([single, mix64], tmp_path / "s.png")
+    assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
+    assert not docs.FIGURES["babi-stories-per-step"]([single, other], tmp_path / "t.png")  # one curve: no figure

@@ -851,19 +851,31 @@ def stories_per_step(record: RunRecord) -> float:
     return record.config["train"]["max_batch_size"] / (len(tasks) if isinstance(tasks, list) else 1)
 
 
+def stories_curves(records: list[RunRecord]) -> list[tuple[RunRecord, dict[int, tuple[float, int]]]]:
+    """The runs of :data:`STORIES_STUDY` with a history, in its order, each with its validation
+    curve of task :data:`STORIES_STUDY_TASK`: stories of the task seen -> (error %, step)."""
+    task = STORIES_STUDY_TASK
+    runs = sorted((r for r in records if r.experiment in STORIES_STUDY and r.history),
+                  key=lambda r: STORIES_STUDY.index(r.experiment))
+    curves = []
+    for record in runs:
+        share = stories_per_step(record)
+        key = f"task{task}/error" if isinstance(record.config["task"]["tasks"], list) else "mean_error"
+        curves.append((record, {round(e["step"] * share): (e[key], e["step"]) for e in record.history if key in e}))
+    return curves
+
+
+def _stories_label(record: RunRecord) -> str:
+    return f"{babi_group(record.experiment)} ({stories_per_step(record):g} a step)"
+
+
 @register_table("babi-stories-per-step")
 def babi_stories_table(records: list[RunRecord]) -> str:
     """Task 19's validation error (%) at equal numbers of its stories seen, in the runs of
     :data:`STORIES_STUDY` (each cell: the error, then the step), per :data:`STORIES_ROW` stories;
     a run's per-step share is :func:`stories_per_step`."""
-    task = STORIES_STUDY_TASK
-    runs = [r for r in records if r.experiment in STORIES_STUDY and r.history]
-    runs.sort(key=lambda r: STORIES_STUDY.index(r.experiment))
-    curves = []
-    for record in runs:
-        share = stories_per_step(record)
-        key = f"task{task}/error" if isinstance(record.config["task"]["tasks"], list) else "mean_error"
-        curves.append({round(e["step"] * share): (e[key], e["step"]) for e in record.history if key in e})
+    study = stories_curves(records)
+    runs, curves = [r for r, _ in study], [c for _, c in study]
     last = max((seen for curve in curves for seen in curve), default=0)
     rows = []
     for seen in range(STORIES_ROW, last + 1, STORIES_ROW):
@@ -872,10 +884,25 @@ def babi_stories_table(records: list[RunRecord]) -> str:
             rows.append([f"{seen:,}", *cells])
     if not rows:
         return NO_RECORDS
-    header = [f"task {task} stories seen",
-              *(f"{babi_group(r.experiment)} ({stories_per_step(r):g} a step)" for r in runs)]
+    header = [f"task {STORIES_STUDY_TASK} stories seen", *map(_stories_label, runs)]
     partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
     return _table(header, rows) + partial_footnote(partial_runs)
+
+
+def _stories_figure(records: list[RunRecord], out: Path) -> bool:
+    """The curves of :func:`stories_curves`, every evaluation, when there are two or more."""
+    curves = {_stories_label(record): sorted((seen, error) for seen, (error, _) in curve.items())
+              for record, curve in stories_curves(records)}
+    if len(curves) < 2:
+        return False
+    from ..visualisation.babi import plot_learning_curves  # matplotlib only when drawing
+
+    plot_learning_curves(curves, out, xlabel=f"task {STORIES_STUDY_TASK} stories seen",
+                         ylabel=f"task {STORIES_STUDY_TASK} validation error %")
+    return True
+
+
+FIGURES["babi-stories-per-step"] = _stories_figure
 
 
 register_table("babi")(_babi_builder(error_table))

@@ -98,3 +98,22 @@ def plot_ponder_by_facts(curves: dict[str, dict[int, tuple[float, float | None]]
     fig.savefig(out, dpi=110, metadata={"Software": None})
     plt.close(fig)
     return out
+
+
+def plot_learning_curves(curves: dict[str, list[tuple[float, float]]], out: str | Path, *, xlabel: str,
+                         ylabel: str) -> Path:
+    """One line per run of (x, y) points, e.g. a task's validation error against the stories of
+    it seen. The PNG carries no time stamp, so the same numbers draw the same file."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    for label, points in curves.items():
+        ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=2, label=label)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
