@@ -38,7 +38,11 @@ select_runs "$configs" || exit 2
 ut=${UT:-ut}
 overrides=()
 read -r -a set_values <<< "${SET:-}"  # split on blanks, no glob expansion
-for kv in "${set_values[@]}"; do overrides+=(--set "$kv"); done
+eval_overrides=()  # those `ut eval` takes: task options and train.eval_position_offsets
+for kv in "${set_values[@]}"; do
+  overrides+=(--set "$kv")
+  [[ $kv == task.* || $kv == train.eval_position_offsets=* ]] && eval_overrides+=(--set "$kv")
+done
 lanes=${LANES:-2}
 if ! [[ $lanes =~ ^[1-9][0-9]*$ ]]; then
   echo "LANES must be a positive number of lanes, got '$lanes'" >&2
@@ -83,7 +87,7 @@ run_one() {
         echo "== $name: not started, DEADLINE $DEADLINE is near ($(date -u +%FT%TZ))" >> "$out/$name.log"
         if [ -d "$out/$name/best" ]; then
           echo "== $name: partial, scoring its best model on test" >> "$out/$name.log"
-          $ut eval "$out/$name" --split test --threads 1 "${overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1
+          $ut eval "$out/$name" --split test --threads 1 "${eval_overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1
         fi
         return 3
       fi

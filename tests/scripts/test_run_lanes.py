@@ -86,6 +86,11 @@ def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(t
     assert args == ["eval", str(tmp_path / "runs" / "partial"), "--split", "test", "--threads", "1",
                     "--record", "group/partial"]
     assert "scoring its best model on test" in (tmp_path / "runs" / "partial.log").read_text()
+    # SET's training options are not evaluation options: `ut eval` gets only the task's
+    (tmp_path / "runs" / "partial" / "eval-args").unlink()
+    near, events = _run(tmp_path, ["partial"], DEADLINE="+1 minute", SET="task.set=en train.early_stopping=10")
+    args = (tmp_path / "runs" / "partial" / "eval-args").read_text().split()
+    assert near.returncode == 3 and args[-4:] == ["--set", "task.set=en", "--record", "group/partial"]
 
 
 def test_one_lane_runs_the_queue_one_after_another(tmp_path):
