@@ -74,6 +74,17 @@ def plot_ponder(model, example: BabiExample, batch: StoryBatch, out: str | Path)
     return out
 
 
+def _save_line_plot(fig, ax, out: str | Path) -> Path:
+    """Grid, legend and a PNG without a time stamp (the same numbers draw the same file)."""
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
 def plot_ponder_by_facts(curves: dict[str, dict[int, tuple[float, float | None]]], out: str | Path, *,
                          paper: dict[int, float] | None = None) -> Path:
     """Mean test ponder time (± std over positions) against the number of supporting facts
@@ -91,13 +102,7 @@ def plot_ponder_by_facts(curves: dict[str, dict[int, tuple[float, float | None]]
     ax.set_xticks([1, 2, 3], ["task 1 (1 fact)", "task 2 (2)", "task 3 (3)"])
     ax.set_xlabel("supporting facts")
     ax.set_ylabel("mean ponder time (steps + remainder)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    out = Path(out)
-    fig.savefig(out, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return out
+    return _save_line_plot(fig, ax, out)
 
 
 def plot_learning_curves(curves: dict[str, list[tuple[float, float]]], out: str | Path, *, xlabel: str,
@@ -109,11 +114,5 @@ def plot_learning_curves(curves: dict[str, list[tuple[float, float]]], out: str 
         ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=2, label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    out = Path(out)
-    fig.savefig(out, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return out
+    return _save_line_plot(fig, ax, out)
 
