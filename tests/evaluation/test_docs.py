@@ -661,7 +661,8 @@ def test_length_curves_and_their_figure(tmp_path):
     written = docs.update_figures(tmp_path / "figures", records)
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
-                       "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None}
+                       "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None,
+                       "babi-stories-ponder": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
 
@@ -874,22 +875,30 @@ def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stori
         return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
 
     single = run("ut-act-t2t-v2/task19", 19, 64, [{"step": 500, "mean_error": 90.0}, {"step": 1000, "mean_error": 70.0},
-                                                  {"step": 2000, "mean_error": 9.5}])
+                                                  {"step": 2000, "mean_error": 9.5, "ponder_question": 12.0}])
     mix64 = run("ut-act-t2t-v2-mix4-b64", [1, 6, 12, 19], 64,  # 16 of task 19's stories a step
-                [{"step": 4000, "task19/error": 80.0, "task1/error": 0.0}, {"step": 6000, "task19/error": 75.0}],
-                status="time_limit")
+                [{"step": 4000, "task19/error": 80.0, "task1/error": 0.0, "task19/ponder_question": 2.5},
+                 {"step": 6000, "task19/error": 75.0}], status="time_limit")
     mix256 = run("ut-act-t2t-v2-mix4-b256", [1, 6, 12, 19], 256, [{"step": 1000, "task19/error": 71.0}])
+    mix8 = run("ut-act-t2t-v2-mix8-b128", [1, 4, 6, 9, 12, 15, 19, 20], 128,  # 16 a step, an eighth of the batch
+               [{"step": 4000, "task19/error": 85.0, "task4/error": 1.0}])
     other = run("ut-act-t2t-v2/task18", 18, 64, [{"step": 1000, "mean_error": 5.0}])  # not in the study
-    table = TABLES["babi-stories-per-step"]([mix64, other, single, mix256])
+    table = TABLES["babi-stories-per-step"]([mix64, other, mix8, single, mix256])
     assert table.split("\n\n")[0] == "\n".join([
-        "| task 19 stories seen | en-10k/ut-act-t2t-v2 (64 a step) | en-10k/ut-act-t2t-v2-mix4-b256 (64 a step) "
-        "| en-10k/ut-act-t2t-v2-mix4-b64 (16 a step) |",
-        "|---|---|---|---|",
-        "| 64,000 | 70.0 (1,000) | 71.0 (1,000) | 80.0 (4,000) |",
-        "| 128,000 | 9.5 (2,000) | - | - |",  # b64's step 6,000 is 96,000 stories: no row of its own
+        "| task 19 stories seen | en-10k/ut-act-t2t-v2 (64 of 64 a step) | en-10k/ut-act-t2t-v2-mix4-b256 (64 of 256 a step) "
+        "| en-10k/ut-act-t2t-v2-mix4-b64 (16 of 64 a step) | en-10k/ut-act-t2t-v2-mix8-b128 (16 of 128 a step) |",
+        "|---|---|---|---|---|",
+        "| 64,000 | 70.0 (1,000) | 71.0 (1,000) | 80.0 (4,000) | 85.0 (4,000) |",
+        "| 128,000 | 9.5 (2,000) | - | - | - |",  # b64's step 6,000 is 96,000 stories: no row of its own
     ])
     assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix4-b64" in table
     assert TABLES["babi-stories-per-step"]([other]) == docs.NO_RECORDS
     assert docs.FIGURES["babi-stories-per-step"]([single, mix64], tmp_path / "s.png")
     assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
     assert not docs.FIGURES["babi-stories-per-step"]([single, other], tmp_path / "t.png")  # one curve: no figure
+    # the question's ponder time: a mixed run's per-task entry, a single run's summary
+    assert [(r.experiment, c) for r, c in docs.stories_curves([mix64, single, mix256], "ponder_question")] == [
+        ("babi/en-10k/ut-act-t2t-v2/task19", {128_000: (12.0, 2000)}),
+        ("babi/en-10k/ut-act-t2t-v2-mix4-b64", {64_000: (2.5, 4000)})]  # mix256 has none: no curve
+    assert docs.FIGURES["babi-stories-ponder"]([single, mix64], tmp_path / "p.png")
+    assert not docs.FIGURES["babi-stories-ponder"]([single, mix256], tmp_path / "q.png")

@@ -197,10 +197,15 @@ def test_history_from_log_keeps_summary_metrics_last_line_per_step_and_names_bad
     log.write_text(json.dumps({"score": 1.0}) + "\n")
     with pytest.raises(RecordError, match=r"metrics.jsonl:1: an evaluation line needs an integer 'step'"):
         history_from_log(log)
-    # a run over several bAbI tasks keeps each task's error (the joint model's per-task curves)
+    # a run over several bAbI tasks keeps each task's error and question ponder time (the joint
+    # model's per-task curves); a run over one task keeps neither (its summary metrics are them)
     log.write_text(json.dumps({"step": 2, "score": -4.0, "task1/error": 1.0, "task19/error": 7.0,
-                               "task19/ponder_time": 2.0, "task19/error_if_recent_right": 3.0}) + "\n")
-    assert history_from_log(log) == [{"step": 2, "score": -4.0, "task1/error": 1.0, "task19/error": 7.0}]
+                               "task19/ponder_question": 9.5, "task19/ponder_time": 2.0,
+                               "task19/error_if_recent_right": 3.0}) + "\n")
+    assert history_from_log(log) == [{"step": 2, "score": -4.0, "task1/error": 1.0, "task19/error": 7.0,
+                                      "task19/ponder_question": 9.5}]
+    log.write_text(json.dumps({"step": 2, "score": -4.0, "task19/error": 7.0, "task19/ponder_question": 9.5}) + "\n")
+    assert history_from_log(log) == [{"step": 2, "score": -4.0}]
     with pytest.raises(RecordError, match=r"key 'history\[0\]' must map names to finite numbers"):
         make_record(history=[{"step": 1, "score": float("nan")}])
     with pytest.raises(RecordError, match=r"key 'history' must be a list of objects or null"):

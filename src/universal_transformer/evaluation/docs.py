@@ -837,7 +837,8 @@ def babi_joint_history_table(records: list[RunRecord]) -> str:
 # Stories per step (configs/babi/t2t-v2.grid, the 4-task mix): does a task of a joint model learn
 # as the same task alone at the same number of its stories seen, whatever the batch holds?
 STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task19", "babi/en-10k/ut-act-t2t-v2-mix4-b256",
-                 "babi/en-10k/ut-act-t2t-v2-mix4-b64")
+                 "babi/en-10k/ut-act-t2t-v2-mix4-b64", "babi/en-10k/ut-act-t2t-v2-mix4-b16",
+                 "babi/en-10k/ut-act-t2t-v2-mix8-b128")
 STORIES_STUDY_TASK = 19
 STORIES_ROW = 64_000  # a row every 64,000 of the task's stories: an evaluation of each run
 
@@ -851,22 +852,29 @@ def stories_per_step(record: RunRecord) -> float:
     return record.config["train"]["max_batch_size"] / (len(tasks) if isinstance(tasks, list) else 1)
 
 
-def stories_curves(records: list[RunRecord]) -> list[tuple[RunRecord, dict[int, tuple[float, int]]]]:
+def stories_curves(records: list[RunRecord], metric: str = "error"
+                   ) -> list[tuple[RunRecord, dict[int, tuple[float, int]]]]:
     """The runs of :data:`STORIES_STUDY` with a history, in its order, each with its validation
-    curve of task :data:`STORIES_STUDY_TASK`: stories of the task seen -> (error %, step)."""
+    curve of task :data:`STORIES_STUDY_TASK`: stories of the task seen -> (``metric``, step).
+    ``metric`` is ``error`` (%) or ``ponder_question`` (the question's ponder time): a run over
+    several tasks keeps both per task in its history, a run over one task as its summary."""
     task = STORIES_STUDY_TASK
     runs = sorted((r for r in records if r.experiment in STORIES_STUDY and r.history),
                   key=lambda r: STORIES_STUDY.index(r.experiment))
     curves = []
     for record in runs:
         share = stories_per_step(record)
-        key = f"task{task}/error" if isinstance(record.config["task"]["tasks"], list) else "mean_error"
-        curves.append((record, {round(e["step"] * share): (e[key], e["step"]) for e in record.history if key in e}))
+        several = isinstance(record.config["task"]["tasks"], list)
+        key = f"task{task}/{metric}" if several else {"error": "mean_error"}.get(metric, metric)
+        curve = {round(e["step"] * share): (e[key], e["step"]) for e in record.history if key in e}
+        if curve:
+            curves.append((record, curve))
     return curves
 
 
 def _stories_label(record: RunRecord) -> str:
-    return f"{babi_group(record.experiment)} ({stories_per_step(record):g} a step)"
+    batch = record.config["train"]["max_batch_size"]
+    return f"{babi_group(record.experiment)} ({stories_per_step(record):g} of {batch} a step)"
 
 
 @register_table("babi-stories-per-step")
@@ -889,20 +897,22 @@ def babi_stories_table(records: list[RunRecord]) -> str:
     return _table(header, rows) + partial_footnote(partial_runs)
 
 
-def _stories_figure(records: list[RunRecord], out: Path) -> bool:
+def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str) -> bool:
     """The curves of :func:`stories_curves`, every evaluation, when there are two or more."""
-    curves = {_stories_label(record): sorted((seen, error) for seen, (error, _) in curve.items())
-              for record, curve in stories_curves(records)}
+    curves = {_stories_label(record): sorted((seen, value) for seen, (value, _) in curve.items())
+              for record, curve in stories_curves(records, metric)}
     if len(curves) < 2:
         return False
     from ..visualisation.babi import plot_learning_curves  # matplotlib only when drawing
 
-    plot_learning_curves(curves, out, xlabel=f"task {STORIES_STUDY_TASK} stories seen",
-                         ylabel=f"task {STORIES_STUDY_TASK} validation error %")
+    plot_learning_curves(curves, out, xlabel=f"task {STORIES_STUDY_TASK} stories seen", ylabel=ylabel)
     return True
 
 
-FIGURES["babi-stories-per-step"] = _stories_figure
+FIGURES["babi-stories-per-step"] = partial(_stories_figure, ylabel=f"task {STORIES_STUDY_TASK} validation error %")
+# Does the question's halting follow the learning, or lead it? The same runs' question ponder time.
+FIGURES["babi-stories-ponder"] = partial(_stories_figure, metric="ponder_question",
+                                         ylabel=f"task {STORIES_STUDY_TASK} question ponder time (steps)")
 
 
 register_table("babi")(_babi_builder(error_table))

@@ -235,8 +235,10 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 HISTORY_LEFT_OUT = ("split", "lr", "target_tokens_per_second")
 """Evaluation-log fields that the history leaves out (bookkeeping, not results)."""
 PER_TASK_ERROR = re.compile(r"task\d+/error")
-"""bAbI's per-task error, which the history keeps for a run over several tasks: how each task
-of a joint model learns, step by step, set beside the same task trained alone."""
+PER_TASK_KEPT = re.compile(r"task\d+/(error|ponder_question)")
+"""bAbI's per-task metrics that the history keeps for a run over several tasks (one with more
+than one ``taskN/error``): how each task of a joint model learns, step by step, set beside the
+same task trained alone, and how long its question ponders meanwhile (the halting pattern)."""
 
 
 def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict[str, Any]] | None:
@@ -244,7 +246,7 @@ def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict
     in step order, its ``step``, ``elapsed`` seconds, training loss (and ponder time) and the
     task's summary metrics, the numbers whose names hold no ``/`` (``score``, ``mean_error``,
     ``ponder_question``, ...; per-task and per-length metrics stay in the log, so a record stays
-    small, but for the per-task errors of a run over several bAbI tasks). A step logged twice (a
+    small, but for the per-task errors and question ponder times of a run over several bAbI tasks). A step logged twice (a
     chunk resumed from an earlier checkpoint evaluates it again) keeps its last line; steps after ``up_to`` (a killed chunk's evaluations that the run has not
     reached again) are left out. None when there is no log or no evaluation in it (a record
     then has no history); a malformed line is a :class:`RecordError` naming the file and line."""
@@ -266,7 +268,7 @@ def history_from_log(path: str | Path, *, up_to: int | None = None) -> list[dict
         per_task = sum(1 for name in entry if PER_TASK_ERROR.fullmatch(name)) > 1
         by_step[entry["step"]] = {
             name: round(value, 6) if isinstance(value, float) else value for name, value in entry.items()
-            if ("/" not in name or per_task and PER_TASK_ERROR.fullmatch(name))
+            if ("/" not in name or per_task and PER_TASK_KEPT.fullmatch(name))
             and name not in HISTORY_LEFT_OUT and _is_number(value)}
     return [by_step[step] for step in sorted(by_step)] or None
 
