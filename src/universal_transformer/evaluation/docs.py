@@ -834,7 +834,7 @@ def babi_joint_history_table(records: list[RunRecord]) -> str:
     return _table(["model", "step", "validation error %", "supporting / other / question"], rows)
 
 
-# Stories per step (configs/babi/t2t-v2.grid, the 4-task mix): does a task of a joint model learn
+# Stories per step (configs/babi/t2t-v2.grid, the 4- and 8-task mixes): does a task of a joint model learn
 # as the same task alone at the same number of its stories seen, whatever the batch holds?
 STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task19", "babi/en-10k/ut-act-t2t-v2-mix4-b256",
                  "babi/en-10k/ut-act-t2t-v2-mix4-b64", "babi/en-10k/ut-act-t2t-v2-mix4-b16",
