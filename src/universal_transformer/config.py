@@ -203,13 +203,18 @@ class UTConfig(_VocabularyConfig):
     act_halting_norm: bool = False
     act_halted_state: Literal["copy", "transform"] = "copy"
     act_halt_at_max_steps: bool = True
+    # No position may halt before this step: the halting unit is first read at step
+    # act_min_steps (p = 0 before it, so those steps carry no weight in the output). 1 is
+    # Graves' ACT and the paper's. A floor under the depth for a task whose positions learn
+    # to halt at step 1 and never leave it (bAbI task 19 in the joint model, docs/results.md).
+    act_min_steps: int = 1
     ponder_weight: float = 0.01
 
     def __post_init__(self) -> None:
         self._check_choices()
         self._check_vocabulary()
         self._check_positive("d_model", "num_heads", "d_ff", "num_steps", "max_position")
-        self._check_positive("conv_kernel_size")
+        self._check_positive("conv_kernel_size", "act_min_steps")
         for name in ("decoder_num_steps", "act_max_steps"):
             if getattr(self, name) is not None:
                 self._check_positive(name)
@@ -231,6 +236,9 @@ class UTConfig(_VocabularyConfig):
             raise ConfigError(f"act_epsilon must be in (0, 1), got {self.act_epsilon!r}")
         if self.ponder_weight < 0:
             raise ConfigError(f"ponder_weight must be >= 0, got {self.ponder_weight!r}")
+        if self.act_min_steps > self.max_steps:
+            raise ConfigError(f"act_min_steps ({self.act_min_steps}) exceeds the most steps ACT may take "
+                              f"({self.max_steps}; act_max_steps or 2 x num_steps)")
         if self.act and not self.share_weights:
             raise ConfigError("act=True needs share_weights=True: halting recurs one shared block")
         if self.act and self.decoder_num_steps is not None:

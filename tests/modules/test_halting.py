@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from universal_transformer import UTConfig
+from universal_transformer.config import ConfigError
 from universal_transformer.modules import ACTState, RecurrentStack, act_step
 from universal_transformer.modules.halting import dynamic_halting
 from universal_transformer.modules.packed_act import packed_dynamic_halting
@@ -381,3 +382,49 @@ def test_halting_norm_round_trips_through_save_and_load(tmp_path):
     src, tgt = torch.randint(3, 13, (2, 5)), torch.randint(3, 13, (2, 4))
     with torch.no_grad():
         torch.testing.assert_close(loaded(src, tgt).logits, model(src, tgt).logits)
+
+
+# -- a floor under the depth: act_min_steps ---------------------------------------------
+
+
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("min_steps", [2, 3])
+def test_min_steps_reads_no_halting_before_its_step(min_steps, packed):
+    """Before step ``act_min_steps`` p is 0 (the unit is not read); from it on, Listing 2 as usual."""
+    max_steps = 5
+    # bias +4: p > 0.5, so that without the floor every position would halt at step 1 or 2
+    stack = _stack(11, act_bias_init=4.0, act_max_steps=max_steps, act_min_steps=min_steps)
+    h, padding = _inputs(12)
+    torch.manual_seed(13)
+    R = [torch.randn_like(h) for _ in range(max_steps)]
+    seen = _capture_halting(stack)
+    with torch.no_grad():
+        hidden, act = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=packed)
+    read = [p for _, p in seen]
+    assert len(read) >= 1 and all(float(p.min()) > 0.5 for p in read)
+    ps = [torch.zeros_like(read[0])] * (min_steps - 1) + read
+    records = spec_act(ps, padding, force_last=len(ps) == max_steps)
+    expected = torch.zeros_like(h, dtype=torch.float64)
+    for rec, Rt in zip(records, R):
+        w = rec["w"][..., None]
+        expected = w * Rt.double() + (1 - w) * expected
+    torch.testing.assert_close(hidden.double(), expected, atol=1e-5, rtol=0)
+    torch.testing.assert_close(act.n_updates.double(), records[-1]["n_updates"], atol=0, rtol=0)
+    n = act.n_updates[~padding]
+    assert torch.all(n >= min_steps) and torch.all(n <= min_steps + 1)
+    assert torch.all(act.n_updates[padding] == 0)
+
+
+def test_min_steps_one_is_plain_act_and_the_floor_is_checked():
+    h, padding = _inputs(14)
+    with torch.no_grad():
+        plain = _stack(15, act_bias_init=0.0)(h, padding=padding)
+        floor1 = _stack(15, act_bias_init=0.0, act_min_steps=1)(h, padding=padding)
+        floor3 = _stack(15, act_bias_init=0.0, act_min_steps=3)(h, padding=padding)
+    torch.testing.assert_close(floor1.hidden, plain.hidden, atol=0, rtol=0)
+    assert torch.all(floor3.halting.n_updates[~padding] >= 3)
+    assert float(plain.halting.n_updates[~padding].min()) < 3
+    with pytest.raises(ConfigError, match="act_min_steps"):
+        _config(act_max_steps=4, act_min_steps=5)
+    with pytest.raises(ConfigError, match="act_min_steps"):
+        _config(act_min_steps=0)

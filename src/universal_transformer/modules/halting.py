@@ -179,6 +179,7 @@ class ACTPolicy:
     threshold: float
     max_steps: int
     halt_at_max_steps: bool = True
+    min_steps: int = 1
 
     @classmethod
     def from_config(cls, config: UTConfig) -> "ACTPolicy":
@@ -188,6 +189,7 @@ class ACTPolicy:
             threshold=1.0 - config.act_epsilon,
             max_steps=config.max_steps,
             halt_at_max_steps=config.act_halt_at_max_steps,
+            min_steps=config.act_min_steps,
         )
 
     @property
@@ -197,6 +199,10 @@ class ACTPolicy:
 
     def force_halt(self, step: int) -> bool:
         return self.halt_at_max_steps and step == self.max_steps
+
+    def halting_probability(self, halting: "HaltingFn", x: Tensor, step: int) -> Tensor:
+        """``p`` of this step: the halting unit's, or 0 before ``min_steps`` (no position may halt yet)."""
+        return halting(x) if step >= self.min_steps else x.new_zeros(x.shape[:2])
 
 
 def make_halting_unit(config: UTConfig) -> HaltingUnit:
@@ -232,7 +238,8 @@ def dynamic_halting(
             break
         x = step_input(state, step)
         running = ~act.halted
-        w, act = act_step(halting(x), act, policy.threshold, policy.force_halt(step))
+        p = policy.halting_probability(halting, x, step)
+        w, act = act_step(p, act, policy.threshold, policy.force_halt(step))
         transformed = transform(step, x)
         out = policy.accumulate(out, transformed, w)
         state = policy.halted_state(state, transformed, running)

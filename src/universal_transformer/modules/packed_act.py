@@ -62,7 +62,7 @@ def packed_dynamic_halting(
             idle(step, x, kv)  # type: ignore[misc]
             fresh = torch.zeros(x.shape[0], 0, dtype=torch.long, device=x.device)
             continue
-        p = halting(x)
+        p = policy.halting_probability(halting, x, step)
         running = ~act.halted
         width = int(running.sum(1).max())
         rows = torch.argsort(act.halted.to(torch.int8), dim=1, stable=True)[:, :width]
