@@ -662,7 +662,7 @@ def test_length_curves_and_their_figure(tmp_path):
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
                        "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None,
-                       "babi-stories-ponder": None}
+                       "babi-stories-ponder": None, "babi-floor": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
 
@@ -902,3 +902,34 @@ def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stori
         ("babi/en-10k/ut-act-t2t-v2-mix4-b64", {64_000: (2.5, 4000)})]  # mix256 has none: no curve
     assert docs.FIGURES["babi-stories-ponder"]([single, mix64], tmp_path / "p.png")
     assert not docs.FIGURES["babi-stories-ponder"]([single, mix256], tmp_path / "q.png")
+
+
+def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
+    def run(name, model, history, **fields):
+        config = {"model_class": "UTStoryQA", "model": {"num_steps": 8, **model}, "task": {"name": "babi", "tasks": "all"},
+                  "train": {"seed": 0, "max_batch_size": 64}}
+        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+
+    no_act = run("ut-t2t-v2-joint-10k", {"act": False},
+                 [{"step": 4000, "task19/error": 91.0, "task19/ponder_question": 8.0, "task1/error": 0.0},
+                  {"step": 6000, "task19/error": 80.0, "task19/ponder_question": 8.0},
+                  {"step": 8000, "task19/error": 50.0, "task19/ponder_question": 8.0}])
+    min2 = run("ut-act-t2t-v2-joint-10k-min2", {"act": True, "act_min_steps": 2},
+               [{"step": 4000, "task19/error": 90.5, "task19/ponder_question": 3.0},
+                {"step": 5000, "task19/error": 89.0}], status="time_limit")
+    other = run("ut-act-t2t-v2-joint-10k", {"act": True}, [{"step": 4000, "task19/error": 90.0}])  # not in the study
+    table = TABLES["babi-floor"]([min2, other, no_act])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| step | en-10k/ut-t2t-v2-joint-10k (no ACT, 8 steps) | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2) |",
+        "|---|---|---|",
+        "| 4,000 | 91.0 (8.0) | 90.5 (3.0) |",
+        "| 5,000 | - | 89.0 |",  # min2's last evaluation, no ponder kept
+        "| 8,000 | 50.0 (8.0) | - |",  # 6,000 is neither a multiple of 4,000 nor a run's last
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-joint-10k-min2" in table
+    assert TABLES["babi-floor"]([other]) == docs.NO_RECORDS
+    assert docs.task_curve(no_act, 19) == {4000: 91.0, 6000: 80.0, 8000: 50.0}
+    assert docs.task_curve(no_act, 1) == {4000: 0.0}
+    assert docs.FIGURES["babi-floor"]([no_act, min2], tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
+    assert not docs.FIGURES["babi-floor"]([no_act, other], tmp_path / "g.png")  # one curve: no figure

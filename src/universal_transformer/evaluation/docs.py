@@ -858,18 +858,28 @@ def stories_curves(records: list[RunRecord], metric: str = "error"
     curve of task :data:`STORIES_STUDY_TASK`: stories of the task seen -> (``metric``, step).
     ``metric`` is ``error`` (%) or ``ponder_question`` (the question's ponder time): a run over
     several tasks keeps both per task in its history, a run over one task as its summary."""
-    task = STORIES_STUDY_TASK
-    runs = sorted((r for r in records if r.experiment in STORIES_STUDY and r.history),
-                  key=lambda r: STORIES_STUDY.index(r.experiment))
     curves = []
-    for record in runs:
+    for record in _study_runs(records, STORIES_STUDY):
         share = stories_per_step(record)
-        several = isinstance(record.config["task"]["tasks"], list)
-        key = f"task{task}/{metric}" if several else {"error": "mean_error"}.get(metric, metric)
-        curve = {round(e["step"] * share): (e[key], e["step"]) for e in record.history if key in e}
+        curve = {round(step * share): (value, step)
+                 for step, value in task_curve(record, STORIES_STUDY_TASK, metric).items()}
         if curve:
             curves.append((record, curve))
     return curves
+
+
+def _study_runs(records: list[RunRecord], study: tuple[str, ...]) -> list[RunRecord]:
+    """The records named in ``study`` that have a history, in its order."""
+    return sorted((r for r in records if r.experiment in study and r.history), key=lambda r: study.index(r.experiment))
+
+
+def task_curve(record: RunRecord, task: int, metric: str = "error") -> dict[int, float]:
+    """Step -> task ``task``'s validation ``metric`` in a bAbI record's history: ``error`` (%) or
+    ``ponder_question``, kept per task by a run over several tasks (a list, or ``all``), and as its
+    summary by a run over one."""
+    several = record.config["task"]["tasks"] != task
+    key = f"task{task}/{metric}" if several else {"error": "mean_error"}.get(metric, metric)
+    return {e["step"]: e[key] for e in record.history if key in e}
 
 
 def _stories_label(record: RunRecord) -> str:
@@ -913,6 +923,55 @@ FIGURES["babi-stories-per-step"] = partial(_stories_figure, ylabel=f"task {STORI
 # Does the question's halting follow the learning, or lead it? The same runs' question ponder time.
 FIGURES["babi-stories-ponder"] = partial(_stories_figure, metric="ponder_question",
                                          ylabel=f"task {STORIES_STUDY_TASK} question ponder time (steps)")
+
+
+# A floor under the depth (configs/babi/t2t-v2.grid): the 20-task joint v2 model without ACT, and
+# with ACT whose positions may not halt before step 2 or 4 (act_min_steps). Task 19 (path finding),
+# which no joint model with ACT and its question halting at step 1 learnt, step by step.
+FLOOR_STUDY = ("babi/en-10k/ut-t2t-v2-joint-10k", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2",
+               "babi/en-10k/ut-act-t2t-v2-joint-10k-min4")
+FLOOR_TASK = 19
+FLOOR_ROW = 4_000  # a row every 4,000 steps
+
+
+def _floor_label(record: RunRecord) -> str:
+    model = record.config["model"]
+    halting = f"ACT, floor {model.get('act_min_steps', 1)}" if model.get("act") else f"no ACT, {model.get('num_steps')} steps"
+    return f"{babi_group(record.experiment)} ({halting})"
+
+
+@register_table("babi-floor")
+def babi_floor_table(records: list[RunRecord]) -> str:
+    """Task :data:`FLOOR_TASK`'s validation error (%) and, in brackets, its question's ponder time
+    in the runs of :data:`FLOOR_STUDY`, every :data:`FLOOR_ROW` steps and at each run's last evaluation."""
+    runs = _study_runs(records, FLOOR_STUDY)
+    curves = [(task_curve(r, FLOOR_TASK), task_curve(r, FLOOR_TASK, "ponder_question")) for r in runs]
+    steps = sorted({step for error, _ in curves for step in error
+                    if step % FLOOR_ROW == 0 or step == max(error)})
+    rows = []
+    for step in steps:
+        cells = [f"{error[step]:.1f} ({ponder[step]:.1f})" if step in error and step in ponder
+                 else f"{error[step]:.1f}" if step in error else "-" for error, ponder in curves]
+        rows.append([f"{step:,}", *cells])
+    if not rows:
+        return NO_RECORDS
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
+    return _table(["step", *map(_floor_label, runs)], rows) + partial_footnote(partial_runs)
+
+
+def _floor_figure(records: list[RunRecord], out: Path) -> bool:
+    """Task :data:`FLOOR_TASK`'s validation error against the step in the runs of :data:`FLOOR_STUDY`."""
+    curves = {_floor_label(r): sorted(task_curve(r, FLOOR_TASK).items()) for r in _study_runs(records, FLOOR_STUDY)}
+    curves = {label: curve for label, curve in curves.items() if curve}
+    if len(curves) < 2:
+        return False
+    from ..visualisation.babi import plot_learning_curves  # matplotlib only when drawing
+
+    plot_learning_curves(curves, out, xlabel="training step", ylabel=f"task {FLOOR_TASK} validation error %")
+    return True
+
+
+FIGURES["babi-floor"] = _floor_figure
 
 
 register_table("babi")(_babi_builder(error_table))
