@@ -192,26 +192,36 @@ def test_no_forced_halt_with_tiny_p_runs_max_steps():
 # -- the loop's wiring, with the step replaced by known tensors ------------------------
 
 
+def _run_known_steps(stack, seed: int, max_steps: int, *, packed: bool):
+    """The loop on ``_inputs(seed)`` with step t returning ``R[t-1]`` (drawn with ``seed + 1``).
+    Returns padding, R, the output, the accumulators and the halting probabilities the unit gave."""
+    h, padding = _inputs(seed)
+    torch.manual_seed(seed + 1)
+    R = [torch.randn_like(h) for _ in range(max_steps)]
+    seen = _capture_halting(stack)
+    with torch.no_grad():
+        hidden, act = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=packed)
+    return padding, R, hidden, act, [p for _, p in seen]
+
+
+def _paper_combination(records, R, accumulated: bool = False):
+    """Listing 2's output in float64 from :func:`spec_act`'s weights: the running interpolation
+    (``basic``), or the weighted sum (``accumulated``)."""
+    expected = torch.zeros_like(R[0], dtype=torch.float64)
+    for rec, Rt in zip(records, R):
+        w = rec["w"][..., None]
+        expected = expected + w * Rt.double() if accumulated else w * Rt.double() + (1 - w) * expected
+    return expected
+
+
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("act_type", ["basic", "accumulated"])
 def test_act_output_is_the_paper_combination_of_states(act_type, packed):
     max_steps = 5
     stack = _stack(7, act_type=act_type, act_bias_init=-0.5, act_max_steps=max_steps)
-    h, padding = _inputs(8)
-    torch.manual_seed(9)
-    R = [torch.randn_like(h) for _ in range(max_steps)]
-    seen = _capture_halting(stack)
-    with torch.no_grad():
-        hidden, act = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=packed)
-    ps = [p for _, p in seen]
+    padding, R, hidden, act, ps = _run_known_steps(stack, 8, max_steps, packed=packed)
     records = spec_act(ps, padding, force_last=len(ps) == max_steps)
-    expected = torch.zeros_like(h, dtype=torch.float64)
-    for rec, Rt in zip(records, R):
-        w = rec["w"][..., None]
-        if act_type == "accumulated":
-            expected = expected + w * Rt.double()
-        else:
-            expected = w * Rt.double() + (1 - w) * expected
+    expected = _paper_combination(records, R, accumulated=act_type == "accumulated")
     torch.testing.assert_close(hidden.double(), expected, atol=1e-5, rtol=0)
     torch.testing.assert_close(act.n_updates.double(), records[-1]["n_updates"], atol=0, rtol=0)
     torch.testing.assert_close(act.remainders.double(), records[-1]["remainders"], atol=1e-6, rtol=0)
@@ -394,21 +404,11 @@ def test_min_steps_reads_no_halting_before_its_step(min_steps, packed):
     max_steps = 5
     # bias +4: p > 0.5, so that without the floor every position would halt at step 1 or 2
     stack = _stack(11, act_bias_init=4.0, act_max_steps=max_steps, act_min_steps=min_steps)
-    h, padding = _inputs(12)
-    torch.manual_seed(13)
-    R = [torch.randn_like(h) for _ in range(max_steps)]
-    seen = _capture_halting(stack)
-    with torch.no_grad():
-        hidden, act = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=packed)
-    read = [p for _, p in seen]
+    padding, R, hidden, act, read = _run_known_steps(stack, 12, max_steps, packed=packed)
     assert len(read) >= 1 and all(float(p.min()) > 0.5 for p in read)
     ps = [torch.zeros_like(read[0])] * (min_steps - 1) + read
     records = spec_act(ps, padding, force_last=len(ps) == max_steps)
-    expected = torch.zeros_like(h, dtype=torch.float64)
-    for rec, Rt in zip(records, R):
-        w = rec["w"][..., None]
-        expected = w * Rt.double() + (1 - w) * expected
-    torch.testing.assert_close(hidden.double(), expected, atol=1e-5, rtol=0)
+    torch.testing.assert_close(hidden.double(), _paper_combination(records, R), atol=1e-5, rtol=0)
     torch.testing.assert_close(act.n_updates.double(), records[-1]["n_updates"], atol=0, rtol=0)
     n = act.n_updates[~padding]
     assert torch.all(n >= min_steps) and torch.all(n <= min_steps + 1)

@@ -911,11 +911,17 @@ def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error
     """The curves of :func:`stories_curves`, every evaluation, when there are two or more."""
     curves = {_stories_label(record): sorted((seen, value) for seen, (value, _) in curve.items())
               for record, curve in stories_curves(records, metric)}
+    return _draw_curves(curves, out, xlabel=f"task {STORIES_STUDY_TASK} stories seen", ylabel=ylabel)
+
+
+def _draw_curves(curves: dict[str, list[tuple[float, float]]], out: Path, *, xlabel: str, ylabel: str) -> bool:
+    """Draw the non-empty ``curves`` (label -> points) when there are two or more to compare."""
+    curves = {label: points for label, points in curves.items() if points}
     if len(curves) < 2:
         return False
     from ..visualisation.babi import plot_learning_curves  # matplotlib only when drawing
 
-    plot_learning_curves(curves, out, xlabel=f"task {STORIES_STUDY_TASK} stories seen", ylabel=ylabel)
+    plot_learning_curves(curves, out, xlabel=xlabel, ylabel=ylabel)
     return True
 
 
@@ -962,13 +968,7 @@ def babi_floor_table(records: list[RunRecord]) -> str:
 def _floor_figure(records: list[RunRecord], out: Path) -> bool:
     """Task :data:`FLOOR_TASK`'s validation error against the step in the runs of :data:`FLOOR_STUDY`."""
     curves = {_floor_label(r): sorted(task_curve(r, FLOOR_TASK).items()) for r in _study_runs(records, FLOOR_STUDY)}
-    curves = {label: curve for label, curve in curves.items() if curve}
-    if len(curves) < 2:
-        return False
-    from ..visualisation.babi import plot_learning_curves  # matplotlib only when drawing
-
-    plot_learning_curves(curves, out, xlabel="training step", ylabel=f"task {FLOOR_TASK} validation error %")
-    return True
+    return _draw_curves(curves, out, xlabel="training step", ylabel=f"task {FLOOR_TASK} validation error %")
 
 
 FIGURES["babi-floor"] = _floor_figure
