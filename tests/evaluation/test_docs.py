@@ -917,14 +917,17 @@ def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
     min2 = run("ut-act-t2t-v2-joint-10k-min2", {"act": True, "act_min_steps": 2},
                [{"step": 4000, "task19/error": 90.5, "task19/ponder_question": 3.0},
                 {"step": 5000, "task19/error": 89.0}], status="time_limit")
+    pw0 = run("ut-act-t2t-v2-joint-10k-pw0", {"act": True, "ponder_weight": 0.0},
+              [{"step": 4000, "task19/error": 91.5, "task19/ponder_question": 2.0}])
     other = run("ut-act-t2t-v2-joint-10k", {"act": True}, [{"step": 4000, "task19/error": 90.0}])  # not in the study
-    table = TABLES["babi-floor"]([min2, other, no_act])
+    table = TABLES["babi-floor"]([min2, other, pw0, no_act])
     assert table.split("\n\n")[0] == "\n".join([
-        "| step | en-10k/ut-t2t-v2-joint-10k (no ACT, 8 steps) | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2) |",
-        "|---|---|---|",
-        "| 4,000 | 91.0 (8.0) | 90.5 (3.0) |",
-        "| 5,000 | - | 89.0 |",  # min2's last evaluation, no ponder kept
-        "| 8,000 | 50.0 (8.0) | - |",  # 6,000 is neither a multiple of 4,000 nor a run's last
+        "| step | en-10k/ut-t2t-v2-joint-10k (no ACT, 8 steps) | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2) "
+        "| en-10k/ut-act-t2t-v2-joint-10k-pw0 (ACT, floor 1, no ponder cost) |",
+        "|---|---|---|---|",
+        "| 4,000 | 91.0 (8.0) | 90.5 (3.0) | 91.5 (2.0) |",
+        "| 5,000 | - | 89.0 | - |",  # min2's last evaluation, no ponder kept
+        "| 8,000 | 50.0 (8.0) | - | - |",  # 6,000 is neither a multiple of 4,000 nor a run's last
     ])
     assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-joint-10k-min2" in table
     assert TABLES["babi-floor"]([other]) == docs.NO_RECORDS

@@ -296,6 +296,28 @@ def test_gradcheck_through_act_stack(packed):
     assert torch.autograd.gradcheck(f, (h.clone().requires_grad_(),), eps=1e-6, atol=1e-5, rtol=1e-3, fast_mode=True)
 
 
+def test_halting_at_the_first_read_step_has_no_gradient():
+    """Why a position that halts at step 1 stays there (docs/design.md, Halting): once p_1 passes
+    the threshold, N = 1 and R = 1 whatever p_1 is, so neither the output nor the ponder cost
+    N + R has a gradient through p_1. One step later (N = 2, R = 1 - p_1) the ponder cost pulls
+    p_1 up with slope -1, towards that state, and the output has a gradient."""
+    torch.manual_seed(21)
+    p1 = torch.tensor([[0.995, 0.6]], dtype=torch.float64, requires_grad=True)
+    p2 = torch.tensor([[0.7, 0.7]], dtype=torch.float64)
+    states = [torch.randn(1, 2, 3, dtype=torch.float64) for _ in range(2)]
+    act = ACTState.start(None, p1.shape, p1)
+    out = torch.zeros_like(states[0])
+    for p, s in zip((p1, p2), states):
+        w, act = act_step(p, act, THRESHOLD)
+        out = w[..., None] * s + (1 - w[..., None]) * out  # Listing 2's interpolation
+    ponder = act.n_updates + act.remainders
+    torch.testing.assert_close(ponder.detach(), torch.tensor([[2.0, 2.4]], dtype=torch.float64))
+    (d_ponder,) = torch.autograd.grad(ponder.sum(), p1, retain_graph=True)
+    (d_out,) = torch.autograd.grad((out * torch.randn_like(out)).sum(), p1)
+    assert d_ponder[0, 0] == 0 and d_out[0, 0] == 0  # halted at step 1: no signal at all
+    assert d_ponder[0, 1] == -1 and d_out[0, 1] != 0
+
+
 # -- act types ----------------------------------------------------------------------------
 
 

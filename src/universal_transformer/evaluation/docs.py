@@ -935,7 +935,7 @@ FIGURES["babi-stories-ponder"] = partial(_stories_figure, metric="ponder_questio
 # with ACT whose positions may not halt before step 2 or 4 (act_min_steps). Task 19 (path finding),
 # which no joint model with ACT and its question halting at step 1 learnt, step by step.
 FLOOR_STUDY = ("babi/en-10k/ut-t2t-v2-joint-10k", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2",
-               "babi/en-10k/ut-act-t2t-v2-joint-10k-min4")
+               "babi/en-10k/ut-act-t2t-v2-joint-10k-min4", "babi/en-10k/ut-act-t2t-v2-joint-10k-pw0")
 FLOOR_TASK = 19
 FLOOR_ROW = 4_000  # a row every 4,000 steps
 
@@ -943,6 +943,8 @@ FLOOR_ROW = 4_000  # a row every 4,000 steps
 def _floor_label(record: RunRecord) -> str:
     model = record.config["model"]
     halting = f"ACT, floor {model.get('act_min_steps', 1)}" if model.get("act") else f"no ACT, {model.get('num_steps')} steps"
+    if model.get("act") and model.get("ponder_weight") == 0:
+        halting += ", no ponder cost"
     return f"{babi_group(record.experiment)} ({halting})"
 
 
