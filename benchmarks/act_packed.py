@@ -10,8 +10,15 @@ The half that halts is either chosen at random per position (``random``: exactly
 row, scattered) or the first half of every sequence (``contiguous``); packing gathers the
 running positions of each row to the left, so both give the same packed width L/2.
 
+With ``--norm pre`` the blocks are pre-norm, whose keys/values of frozen positions are
+rescaled by each step's LayerNorm statistics instead of projected again (``FrozenKeyValues``).
+A third contender, ``packed all-K/V``, is the packed loop projecting the keys/values of every
+position at every step (the packed loop without ``FrozenKeyValues``), to measure what the frozen
+keys/values save.
+
 Timed: forward only (eval, no_grad) and forward + backward (train mode, loss = mean(out^2)).
-Reported: packed / dense median time (goal <= 0.6x) and the theoretical FLOP ratio.
+Reported: packed / dense median time (goal <= 0.6x), packed / packed all-K/V, and the
+theoretical FLOP ratio.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import torch
 
 import timing
 from universal_transformer.config import UTConfig
+from universal_transformer.modules import recurrence
 from universal_transformer.modules.halting import HaltingUnit
 from universal_transformer.modules.recurrence import RecurrentStack
 
@@ -77,10 +85,27 @@ def theoretical(d, d_ff, L, steps, frac_halted) -> dict[str, float]:
 
 
 def fresh_kv_in_src() -> bool:
-    """Whether the installed src projects K/V only for changed positions (``_FrozenKeyValues``)."""
-    from universal_transformer.modules import recurrence
+    """Whether the installed src projects K/V only for changed positions (``FrozenKeyValues``)."""
+    return hasattr(recurrence, "FrozenKeyValues")
 
-    return hasattr(recurrence, "_FrozenKeyValues")
+
+class AllKeyValues:
+    """Stands in for ``FrozenKeyValues``: projects the keys/values of every position, every step."""
+
+    def __call__(self, blk, x, time, fresh_rows):
+        return blk.self_kv(x)
+
+
+def with_all_key_values(fn):
+    """``fn`` run with the packed loop's frozen keys/values replaced by :class:`AllKeyValues`."""
+    def run():
+        frozen = recurrence.FrozenKeyValues
+        recurrence.FrozenKeyValues = AllKeyValues
+        try:
+            return fn()
+        finally:
+            recurrence.FrozenKeyValues = frozen
+    return run
 
 
 def main() -> None:
@@ -88,13 +113,14 @@ def main() -> None:
     timing.add_model_args(p, length=128)
     p.add_argument("--max-steps", type=int, default=8)
     p.add_argument("--modes", default="forward,train", help="comma list of: forward (eval, no_grad), train (fwd+bwd)")
+    p.add_argument("--norm", choices=("post", "pre"), default="post", help="the blocks' LayerNorm placement")
     args = p.parse_args()
     if args.quick:
         args.d_model, args.heads, args.d_ff, args.batch, args.length = 128, 4, 512, 4, 32
         args.reps, args.warmup = 3, 1
     info = timing.setup(args)
     d, h, ff, N, B, L = args.d_model, args.heads, args.d_ff, args.max_steps, args.batch, args.length
-    print(f"config: d={d} heads={h} d_ff={ff} max_steps={N} B={B} L={L}; half the positions halt after step 1, "
+    print(f"config: d={d} heads={h} d_ff={ff} max_steps={N} B={B} L={L} norm={args.norm}; half the positions halt after step 1, "
           f"the rest at step {N} (act_epsilon 0.01, halt_at_max_steps, halted state copy)")
 
     gen = torch.Generator().manual_seed(args.seed)
@@ -105,7 +131,7 @@ def main() -> None:
     models = {}
     cfg = UTConfig(d_model=d, num_heads=h, d_ff=ff, num_steps=max(1, N // 2), act=True, act_max_steps=N,
                    act_epsilon=0.01, act_halt_at_max_steps=True, act_halted_state="copy",
-                   dropout=0.1, max_position=max(1024, L))
+                   dropout=0.1, max_position=max(1024, L), norm=args.norm)
     for packed in (True, False):
         for kind, mask in masks.items():
             torch.manual_seed(args.seed)
@@ -121,9 +147,11 @@ def main() -> None:
     with torch.no_grad():
         for kind in masks:
             a, b = (models[(pk, kind)].eval()(x) for pk in (True, False))
+            c = with_all_key_values(lambda: models[(True, kind)](x))()
             diff = (a.hidden - b.hidden).abs().max().item()
-            print(f"check {kind}: max |packed - dense| = {diff:.2e}; mean n_updates packed "
-                  f"{a.halting.n_updates.mean():.2f} dense {b.halting.n_updates.mean():.2f}")
+            diff_all = (a.hidden - c.hidden).abs().max().item()
+            print(f"check {kind}: max |packed - dense| = {diff:.2e}, |packed - packed all-K/V| = {diff_all:.2e}; "
+                  f"mean n_updates packed {a.halting.n_updates.mean():.2f} dense {b.halting.n_updates.mean():.2f}")
 
     th = theoretical(d, ff, L, N, 0.5)
     fresh = fresh_kv_in_src()
@@ -157,6 +185,8 @@ def main() -> None:
                         out = m(x).hidden
                         out.pow(2).mean().backward()
                 contenders[name] = run
+                if packed:
+                    contenders[f"packed all-K/V {kind}"] = with_all_key_values(run)
         title = "forward (eval, no_grad)" if mode == "forward" else "forward + backward (train)"
         print(f"\n## {title}: {len(contenders)} contenders, {args.warmup} warm-up + {args.reps} reps, interleaved", flush=True)
         res = timing.compare(contenders, reps=args.reps, warmup=args.warmup)
@@ -164,15 +194,16 @@ def main() -> None:
         print(timing.markdown_table(["contender", *timing.TIMING_HEADERS], rows))
         for kind in masks:
             r = timing.ratios(res[f"packed {kind}"], res[f"dense {kind}"])
+            r_all = timing.ratios(res[f"packed {kind}"], res[f"packed all-K/V {kind}"])
             summary.append([title, kind, f"{res[f'packed {kind}'].median:.4f}", f"{res[f'dense {kind}'].median:.4f}",
-                            timing.fmt_ratios(r), timing.verdict(r["median"] <= GOAL)])
+                            timing.fmt_ratios(r), timing.verdict(r["median"] <= GOAL), timing.fmt_ratios(r_all)])
         payload["medians"][mode] = {k: v.median for k, v in res.items()}
         payload.setdefault("times", {})[mode] = {k: v.times for k, v in res.items()}
         payload.setdefault("others", {})[mode] = {k: v.others for k, v in res.items()}
 
     print()
     print(timing.markdown_table(["mode", "halting half", "packed median s", "dense median s", "packed/dense",
-                                 f"goal <= {GOAL}"], summary))
+                                 f"goal <= {GOAL}", "packed/packed all-K/V"], summary))
     print(timing.RATIO_NOTE)
     print(f"theoretical packed/dense FLOP ratio: {th['implemented'] / th['dense']:.3f} as implemented, "
           f"{th['ideal'] / th['dense']:.3f} ideal")

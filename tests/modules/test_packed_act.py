@@ -52,10 +52,14 @@ def test_packed_loop_skips_halted_positions():
     assert int(act.n_updates.sum()) == sum(running)
 
 
+@pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("arrangement", ["encoder", "decoder"])
-def test_packed_equals_dense(arrangement):
+def test_packed_equals_dense(arrangement, norm):
     causal = cross = arrangement == "decoder"
-    packed = _stack(30, causal=causal, cross=cross, act_bias_init=-0.5, act_max_steps=6)
+    # pre-norm: keys/values of frozen positions rescaled by each step's LayerNorm statistics
+    # (FrozenKeyValues); its own norm for the halting unit, whose steps then spread here
+    norms = dict(norm="pre", act_halting_norm=True) if norm == "pre" else {}
+    packed = _stack(30, causal=causal, cross=cross, act_bias_init=-0.5, act_max_steps=6, **norms)
     dense = RecurrentStack(packed.config, causal=causal, cross_attention=cross).eval()
     dense.load_state_dict(packed.state_dict())
     dense.act_packed = False
@@ -88,3 +92,38 @@ def test_packed_equals_dense(arrangement):
         if a is not None:
             torch.testing.assert_close(a, b, atol=1e-5, rtol=0, msg=name)
     assert pg[names.index("halting.linear.weight")].abs().sum() > 0
+
+
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_frozen_key_values_project_only_the_fresh_rows(norm):
+    """Keys/values of every position, step after step, equal the block's own projection of the
+    step input (float64), while after the first step only the rows updated in the previous step
+    are projected (matrix-multiply FLOPs counted)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from universal_transformer.modules.packed_act import FrozenKeyValues
+
+    stack = _stack(33, norm=norm).double()
+    blk = stack.block(1)
+    with torch.no_grad():  # a LayerNorm gain and bias that are not 1 and 0
+        blk.norm_self.weight.uniform_(0.5, 1.5)
+        blk.norm_self.bias.uniform_(-0.5, 0.5)
+    torch.manual_seed(34)
+    B, L, d = 2, 7, 16
+    full_projection = 2 * B * L * d * 2 * d
+    state = torch.randn(B, L, d, dtype=torch.float64)
+    frozen = FrozenKeyValues()
+    fresh = None
+    for step in range(1, 5):
+        time = torch.randn(d, dtype=torch.float64) * 3
+        x = state + time
+        with torch.no_grad(), FlopCounterMode(display=False) as flops:
+            keys, values = frozen(blk, x, time, fresh)
+        with torch.no_grad():
+            want_keys, want_values = blk.self_kv(x)
+        torch.testing.assert_close(keys, want_keys, atol=1e-10, rtol=0)
+        torch.testing.assert_close(values, want_values, atol=1e-10, rtol=0)
+        if step > 1:  # one row of each sequence, the timestep's and (pre-norm) the bias's terms
+            assert flops.get_total_flops() < full_projection / 2
+        fresh = torch.tensor([[step % L], [(2 * step) % L]])  # one row of each sequence changes
+        state = state.scatter(1, fresh[..., None].expand(-1, -1, d), torch.randn(B, 1, d, dtype=torch.float64))
