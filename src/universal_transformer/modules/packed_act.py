@@ -102,7 +102,7 @@ class FrozenKeyValues:
         proj = blk.self_attn.kv_proj
         norm = blk.norm_self if blk.pre_norm else None
         if norm is not None:  # the centred, scaled input and this step's 1 / std, per position
-            mean, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+            var, mean = torch.var_mean(x, -1, unbiased=False, keepdim=True)
             inv_std = torch.rsqrt(var + norm.eps)
             x = (x - mean) * norm.weight
             if time is not None:
