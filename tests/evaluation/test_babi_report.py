@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 
+from universal_transformer.config import ConfigError
 from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_table, runs_table
 
 from ..data.test_babi import TINY_BABI, needs_data
@@ -70,6 +71,31 @@ def test_report_and_plot_commands(tmp_path):
     assert plot.returncode == 0, plot.stderr
     for name in ("test-1-attention.png", "test-1-ponder.png"):
         assert (run / "plots" / name).stat().st_size > 5000
+
+
+@needs_data
+def test_a_joint_model_plots_one_tasks_story_and_refuses_another_vocabulary(tmp_path):
+    from universal_transformer.registry import build_task
+
+    config = {**TINY_BABI, "task": {**TINY_BABI["task"], "tasks": [1, 19]}}
+    path = tmp_path / "joint.yaml"
+    path.write_text(yaml.safe_dump(config))
+    run = tmp_path / "joint"
+    assert run_ut("train", str(path), "--out", str(run), "--no-progress").returncode == 0
+    # task 19 alone has fewer words and answers: the joint model would misread its token ids
+    refused = run_ut("eval", str(run), "--split", "test", "--set", "task.tasks=[19]")
+    assert refused.returncode != 0 and "trained with vocab_size=" in refused.stderr
+    assert not (run / "eval-test.json").exists()
+    plot = run_ut("plot", str(run), "--task", "19", "--index", "3")
+    assert plot.returncode == 0, plot.stderr
+    assert (run / "plots" / "test-task19-3-ponder.png").stat().st_size > 5000
+    task = build_task(config["task"], seed=0)
+    example, batch = task.example("test", 3, story_task=19)
+    assert example.task == 19 and example == [ex for ex in task._load()["test"] if ex.task == 19][3]
+    assert int(batch.labels[0]) == task.answers.index(example.answer)
+    for story_task, index, message in ((5, 0, "not among this run's tasks (1, 19)"), (19, 1000, "has 1000 questions")):
+        with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            task.example("test", index, story_task=story_task)
 
 
 def test_role_ponder_table_shows_supporting_other_question():

@@ -49,7 +49,9 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
                             help="plot what a trained model does on one example (bAbI: attention per step and head, ponder time)")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--split", default="test")
-    p.add_argument("--index", type=int, default=0, help="which example of the split")
+    p.add_argument("--index", type=int, default=0, help="which example of the split (with --task: of that task's)")
+    p.add_argument("--task", type=int, default=None, metavar="N",
+                   help="bAbI: a story of task N (of a joint model's tasks), --index counting among its questions")
     p.add_argument("--out", type=Path, default=None, help="output prefix (default RUN_DIR/plots/SPLIT-INDEX)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override task options, e.g. --set 'task.test_lengths=[400]'")
@@ -146,9 +148,16 @@ def report_runs(args: argparse.Namespace) -> int:
 def run_plot(args: argparse.Namespace) -> int:
     experiment = load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
-    model = load_model(args.run_dir, None, "cpu", window=args.attention_window, window_scope=args.attention_window_scope)
-    prefix = args.out or args.run_dir / "plots" / f"{args.split}-{args.index}"
+    model = load_model(args.run_dir, None, "cpu", window=args.attention_window, window_scope=args.attention_window_scope,
+                       task=task)
+    options = {}
+    if args.task is not None:
+        if experiment.task.name != "babi":
+            raise ConfigError(f"--task picks the story of one bAbI task; {args.run_dir} is a {experiment.task.name!r} run")
+        options["story_task"] = args.task
+    default = f"{args.split}-{args.index}" if args.task is None else f"{args.split}-task{args.task}-{args.index}"
+    prefix = args.out or args.run_dir / "plots" / default
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    for path in task.plot(model, args.split, args.index, prefix):
+    for path in task.plot(model, args.split, args.index, prefix, **options):
         print(f"wrote {path}")
     return 0

@@ -16,6 +16,7 @@ from ..evaluation.records import PUBLISHED_MODELS, RunRecord
 from ..generation import beam_search, generate
 from ..models import PretrainedModel
 from ..registry import build_task
+from ..tasks.base import Task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
 from ..training.distributed import shutdown_distributed
 from ..training.offsets import evaluated
@@ -206,12 +207,15 @@ def load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
 
 
 def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
-                window: int | None = None, window_scope: str = "all") -> PretrainedModel:
-    """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given."""
+                window: int | None = None, window_scope: str = "all", task: Task | None = None) -> PretrainedModel:
+    """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given;
+    with ``task``, checked to read that task's data as it was trained to (see :func:`check_task_fits`)."""
     folder = model_dir or run_dir / "best"
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
     model = PretrainedModel.from_pretrained(folder).to(device).eval()
+    if task is not None:
+        check_task_fits(task, model, folder)
     if steps is not None:
         if not hasattr(model, "configure_runtime"):
             raise ConfigError(f"--steps: a {type(model).__name__} has no recurrent steps")
@@ -229,13 +233,29 @@ def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int
     return model
 
 
+def check_task_fits(task: Task, model: PretrainedModel, folder: Path) -> None:
+    """The model fields the task derives from its data (vocabulary and answer sizes, special ids)
+    must be those the model was trained with: other data (a task option changed with ``--set``,
+    e.g. bAbI's ``task.tasks`` for a joint model) would give other token ids, and wrong results
+    without an error."""
+    for key, value in task.model_overrides().items():
+        trained = getattr(model.config, key, value)
+        if trained != value:
+            raise ConfigError(
+                f"{folder}: the model was trained with {key}={trained!r}, the task as configured here gives "
+                f"{key}={value!r}: other data, whose token ids the model would misread. Keep the task options "
+                f"that decide the vocabulary as trained (a joint bAbI model is evaluated on all its tasks, "
+                f"each reported; 'ut plot --task N' picks a story of one)"
+            )
+
+
 def run_eval(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     experiment = load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
     window = args.attention_window
     model = load_model(args.run_dir, args.model, args.device, steps=args.steps, window=window,
-                        window_scope=args.attention_window_scope)
+                        window_scope=args.attention_window_scope, task=task)
     metrics = task.evaluate(evaluated(model, experiment.train), args.split)
     if args.steps is not None:  # the depth it ran at, so that tables tell test-time depth from training depth
         metrics["inference_steps"] = args.steps
@@ -396,7 +416,7 @@ def run_generate(args: argparse.Namespace) -> int:
     # As evaluation sees it: a run with train.eval_position_offsets decodes with drawn offsets
     # (drawn per batch of inputs, so there --batch-size changes the draws).
     model = evaluated(load_model(args.run_dir, None, "cpu", steps=args.steps, window=args.attention_window,
-                                  window_scope=args.attention_window_scope), experiment.train)
+                                  window_scope=args.attention_window_scope, task=task), experiment.train)
     if args.input is not None:
         texts = [args.input]
     elif str(args.input_file) == "-":

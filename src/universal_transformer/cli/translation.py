@@ -99,7 +99,7 @@ def run_translate(args: argparse.Namespace) -> int:
             texts = read_lines(args.input_file)
     except ParallelFormatError as err:
         raise ConfigError(str(err)) from None
-    model = load_model(args.run_dir, args.model, args.device, steps=args.steps)
+    model = load_model(args.run_dir, args.model, args.device, steps=args.steps, task=task)
     translations = task.translate(model, texts, beam_size=args.beam, length_penalty=args.length_penalty,
                                   max_length_a=args.max_length_a, max_length_b=args.max_length_b,
                                   batch_size=args.batch_size)

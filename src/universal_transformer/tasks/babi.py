@@ -399,20 +399,33 @@ class BabiTask(Task):
                     f"task {t}: {m:.2f}" + (f"±{s:.2f}" if s is not None else "") for t, (m, s) in by_facts.items()))
         return "\n\n".join(parts)
 
-    def plot(self, model: nn.Module, split: str, index: int, prefix: Path) -> list[Path]:
-        """Attention over the facts per step and head (the paper's Appendix D) and ponder time per fact."""
+    def plot(self, model: nn.Module, split: str, index: int, prefix: Path, *, story_task: int | None = None) -> list[Path]:
+        """Attention over the facts per step and head (the paper's Appendix D) and ponder time per fact
+        for question ``index`` of the split (of task ``story_task``'s questions, when given)."""
         from ..visualisation.babi import plot_attention, plot_ponder
 
-        example, batch = self.example(split, index)
+        example, batch = self.example(split, index, story_task=story_task)
         return [
             plot_attention(model, example, batch, f"{prefix}-attention.png", answers=self.answers),
             plot_ponder(model, example, batch, f"{prefix}-ponder.png"),
         ]
 
-    def example(self, split: str, index: int) -> tuple[BabiExample, StoryBatch]:
-        """A single raw example and its batch (for plots)."""
+    def example(self, split: str, index: int, *, story_task: int | None = None) -> tuple[BabiExample, StoryBatch]:
+        """A single raw example and its batch (for plots): question ``index`` of the split, or of
+        task ``story_task``'s questions in it."""
+        if split not in self.splits:
+            raise ConfigError(f"no split {split!r}; bAbI has {', '.join(self.splits)}")
         raw = self._load()[split]
-        return raw[index], self.splits[split].batch(torch.tensor([index]))
+        indices = list(range(len(raw)))
+        if story_task is not None:
+            if story_task not in self.tasks:
+                raise ConfigError(f"task {story_task} is not among this run's tasks ({', '.join(map(str, self.tasks))})")
+            indices = [i for i, ex in enumerate(raw) if ex.task == story_task]
+        if not 0 <= index < len(indices):
+            of = f"task {story_task}'s" if story_task is not None else "the"
+            raise ConfigError(f"--index {index}: {of} {split} split has {len(indices)} questions")
+        chosen = indices[index]
+        return raw[chosen], self.splits[split].batch(torch.tensor([chosen]))
 
 
 __all__ = ["DERIVED_MODEL_FIELDS", "BabiOptions", "BabiTask", "StoryBatch", "parse_tasks", "tokenize"]
