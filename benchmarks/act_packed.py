@@ -10,9 +10,8 @@ The half that halts is either chosen at random per position (``random``: exactly
 row, scattered) or the first half of every sequence (``contiguous``); packing gathers the
 running positions of each row to the left, so both give the same packed width L/2.
 
-With ``--norm pre`` the blocks are pre-norm, whose keys/values of frozen positions are
-rescaled by each step's LayerNorm statistics instead of projected again (``FrozenKeyValues``).
-A third contender, ``packed all-K/V``, is the packed loop projecting the keys/values of every
+With ``--norm pre`` the blocks are pre-norm (``FrozenKeyValues`` is post-norm only: there the
+packed loop projects the keys/values of every position at every step). A third contender, ``packed all-K/V``, is the packed loop projecting the keys/values of every
 position at every step (the packed loop without ``FrozenKeyValues``), to measure what the frozen
 keys/values save.
 

@@ -87,12 +87,6 @@ class FrozenKeyValues:
     timestep term ``W_kv time_t`` (one vector per step) moves. Positions updated in the
     previous step are projected exactly. Halted positions thus cost an addition
     instead of a ``d x 2d`` projection per step.
-
-    With pre-norm they are ``kv_proj(LayerNorm(X^t))``, and
-    ``LayerNorm(X) = g * (X - mean X) / std X + b``: the centred input is again linear in
-    ``time_t``, so ``kv_proj(LayerNorm(X)) = (W_kv (g * centred(H + pos)) + W_kv (g * centred(time_t)))
-    / std X + W_kv b + bias``. ``base`` keeps the first term per position; the statistics
-    ``std X`` are read from this step's ``X`` (``O(L d)``, against ``O(L d^2)`` to project).
     """
 
     def __init__(self) -> None:
@@ -100,25 +94,15 @@ class FrozenKeyValues:
 
     def __call__(self, blk: UTBlock, x: Tensor, time: Tensor | None, fresh_rows: Tensor | None) -> KeyValues:
         proj = blk.self_attn.kv_proj
-        norm = blk.norm_self if blk.pre_norm else None
-        if norm is not None:  # the centred, scaled input and this step's 1 / std, per position
-            var, mean = torch.var_mean(x, -1, unbiased=False, keepdim=True)
-            inv_std = torch.rsqrt(var + norm.eps)
-            x = (x - mean) * norm.weight
-            if time is not None:
-                time = (time - time.mean()) * norm.weight
         shift = None if time is None else time.to(x.dtype) @ proj.weight.t()
-        linear = (lambda v: v @ proj.weight.t()) if norm is not None else proj  # the bias comes after 1 / std
         if self.base is None or fresh_rows is None:
-            kv = linear(x)
+            kv = proj(x)
             self.base = kv if shift is None else kv - shift
         else:
             rows = fresh_rows[..., None]
-            fresh = linear(x.gather(1, rows.expand(-1, -1, x.shape[-1])))
+            fresh = proj(x.gather(1, rows.expand(-1, -1, x.shape[-1])))
             self.base = self.base.scatter(1, rows.expand(-1, -1, fresh.shape[-1]), fresh if shift is None else fresh - shift)
             kv = self.base if shift is None else self.base + shift
-        if norm is not None:
-            kv = kv * inv_std + (norm.bias @ proj.weight.t() + proj.bias)
         return blk.self_attn.split_kv(kv)
 
 

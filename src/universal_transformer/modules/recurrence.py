@@ -399,12 +399,11 @@ class RecurrentStack(nn.Module):
         )
         if self.uses_packed_act(ctx.need_weights):
             cfg = self.config
-            # Keys/values are linear in the timestep signal (post-norm) or, once centred, up to a
-            # per-position scale (pre-norm): frozen positions then need no new key/value
-            # projection (see FrozenKeyValues). Not when the positions too change from step to
-            # step (offsets drawn per step).
+            # Post-norm attends over X itself, which is linear in the timestep signal: frozen
+            # positions then need no new key/value projection (see FrozenKeyValues). Not when
+            # the positions too change from step to step (offsets drawn per step).
             per_step_positions = ctx.positions is not None and ctx.positions.dim() == 3
-            frozen = FrozenKeyValues() if cfg.embed_every_step and not per_step_positions else None
+            frozen = FrozenKeyValues() if cfg.norm == "post" and cfg.embed_every_step and not per_step_positions else None
             out, act = packed_dynamic_halting(
                 h, ctx.padding, **common,
                 transform_rows=lambda step, x, rows, valid, kv: self._step(step, x, ctx, rows=rows, valid=valid, kv=kv),
