@@ -662,7 +662,7 @@ def test_length_curves_and_their_figure(tmp_path):
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
                        "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None,
-                       "babi-stories-ponder": None, "babi-floor": None}
+                       "babi-stories-ponder": None, "babi-floor": None, "babi-stories-joint": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
 
@@ -902,6 +902,40 @@ def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stori
         ("babi/en-10k/ut-act-t2t-v2-mix4-b64", {64_000: (2.5, 4000)})]  # mix256 has none: no curve
     assert docs.FIGURES["babi-stories-ponder"]([single, mix64], tmp_path / "p.png")
     assert not docs.FIGURES["babi-stories-ponder"]([single, mix256], tmp_path / "q.png")
+
+
+def test_joint_stories_table_sets_each_task_alone_beside_the_joint_models_at_equal_stories_seen(tmp_path):
+    def run(name, tasks, history, **fields):
+        config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
+                  "train": {"seed": 0, "max_batch_size": 64}}
+        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+
+    alone17 = run("ut-act-t2t-v2/task17", 17, [{"step": 4000, "mean_error": 37.0}, {"step": 8000, "mean_error": 36.0},
+                                               {"step": 12000, "mean_error": 3.0}])
+    alone18 = run("ut-act-t2t-v2/task18", 18, [{"step": 4000, "mean_error": 5.5}])
+    # "all" is the 20 tasks: 3.2 of each a step, so step 80,000 is 256,000 stories of each
+    floor2 = run("ut-act-t2t-v2-joint-10k-min2", "all",
+                 [{"step": 80000, "task17/error": 38.0, "task18/error": 5.0, "task19/error": 0.5},
+                  {"step": 100000, "task17/error": 39.0}])
+    longer = run("ut-act-t2t-v2-joint-10k-min2-long", "all", [{"step": 160000, "task17/error": 20.0}],
+                 status="time_limit")
+    unrelated = run("ut-act-t2t-v2/task19", 19, [{"step": 4000, "mean_error": 1.0}])
+    assert docs.stories_per_step(floor2) == 3.2
+    table = TABLES["babi-stories-joint"]([longer, unrelated, floor2, alone18, alone17])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| task | stories seen | en-10k/ut-act-t2t-v2 (64 of 64 a step) | en-10k/ut-act-t2t-v2-joint-10k-min2 (3.2 of 64 a step) "
+        "| en-10k/ut-act-t2t-v2-joint-10k-min2-long (3.2 of 64 a step) |",
+        "|---|---|---|---|---|",
+        "| 17 | 256,000 | 37.0 (4,000) | 38.0 (80,000) | - |",
+        "| 17 | 320,000 | - | 39.0 (100,000) | - |",  # a run's last evaluation has a row
+        "| 17 | 512,000 | 36.0 (8,000) | - | 20.0 (160,000) |",
+        "| 17 | 768,000 | 3.0 (12,000) | - | - |",
+        "| 18 | 256,000 | 5.5 (4,000) | 5.0 (80,000) | - |",  # the no-ACT joint run is absent: no column
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long" in table
+    assert TABLES["babi-stories-joint"]([unrelated]) == docs.NO_RECORDS
+    assert docs.FIGURES["babi-stories-joint"]([alone17, floor2], tmp_path / "j.png")  # task 17's curves
+    assert not docs.FIGURES["babi-stories-joint"]([alone18, floor2], tmp_path / "k.png")  # task 18 alone: one curve
 
 
 def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
