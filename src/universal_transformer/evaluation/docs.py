@@ -890,11 +890,11 @@ def _stories_label(record: RunRecord) -> str:
     return f"{babi_group(record.experiment)} ({stories_per_step(record):g} of {batch} a step)"
 
 
-def _stories_rows(study: list[tuple[RunRecord, dict[int, tuple[float, int]]]], every: int, *,
+def _stories_rows(study: list[tuple[RunRecord | None, dict[int, tuple[float, int]]]], every: int, *,
                   with_last: bool = False) -> list[list[str]]:
     """Rows of the curves of :func:`stories_curves` every ``every`` stories (the error, then the
     step), from the first to the last count any of them reaches, and (``with_last``) at each run's
-    last evaluation; rows no run lands on are left out."""
+    last evaluation; rows no run lands on are left out (a run of None: an empty column)."""
     curves = [c for _, c in study]
     counts = set(range(every, max((seen for curve in curves for seen in curve), default=0) + 1, every))
     if with_last:
