@@ -868,11 +868,16 @@ def test_window_rescores_are_rows_of_their_own_and_stay_out_of_the_model_tables(
     assert docs.length_curves([windowed, ut], name="algorithmic-prenorm")["copy"]["UT"] == [(40, 1.0, 0.6), (400, 0.5, 0.1)]
 
 
+def _babi_history_record(name, tasks, history, *, batch=64, model=None, **fields):
+    """A 10k bAbI record with a validation ``history``, trained on ``tasks`` in batches of ``batch`` stories."""
+    config = {"model_class": "UTStoryQA", "model": dict(model or {}), "task": {"name": "babi", "tasks": tasks},
+              "train": {"seed": 0, "max_batch_size": batch}}
+    return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+
+
 def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stories_seen(tmp_path):
     def run(name, tasks, batch, history, **fields):
-        config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
-                  "train": {"seed": 0, "max_batch_size": batch}}
-        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+        return _babi_history_record(name, tasks, history, batch=batch, **fields)
 
     single = run("ut-act-t2t-v2/task19", 19, 64, [{"step": 500, "mean_error": 90.0}, {"step": 1000, "mean_error": 70.0},
                                                   {"step": 2000, "mean_error": 9.5, "ponder_question": 12.0}])
@@ -905,11 +910,7 @@ def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stori
 
 
 def test_joint_stories_table_sets_each_task_alone_beside_the_joint_models_at_equal_stories_seen(tmp_path):
-    def run(name, tasks, history, **fields):
-        config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
-                  "train": {"seed": 0, "max_batch_size": 64}}
-        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
-
+    run = _babi_history_record
     alone17 = run("ut-act-t2t-v2/task17", 17, [{"step": 4000, "mean_error": 37.0}, {"step": 8000, "mean_error": 36.0},
                                                {"step": 12000, "mean_error": 3.0}])
     alone18 = run("ut-act-t2t-v2/task18", 18, [{"step": 4000, "mean_error": 5.5}])
@@ -940,9 +941,7 @@ def test_joint_stories_table_sets_each_task_alone_beside_the_joint_models_at_equ
 
 def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
     def run(name, model, history, **fields):
-        config = {"model_class": "UTStoryQA", "model": {"num_steps": 8, **model}, "task": {"name": "babi", "tasks": "all"},
-                  "train": {"seed": 0, "max_batch_size": 64}}
-        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+        return _babi_history_record(name, "all", history, model={"num_steps": 8, **model}, **fields)
 
     no_act = run("ut-t2t-v2-joint-10k", {"act": False},
                  [{"step": 4000, "task19/error": 91.0, "task19/ponder_question": 8.0, "task1/error": 0.0},

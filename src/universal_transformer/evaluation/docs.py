@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..data.lte import PROGRAM_OPERATIONS
+from ..tasks.babi import parse_tasks
 from .algorithmic_report import MODEL_NAMES, MODEL_ORDER, TASK_ORDER
 from .lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from .babi_report import (
@@ -851,9 +852,7 @@ def stories_per_step(record: RunRecord) -> float:
     questions or so each). In the 10k 20-task joint models task 3 trains from its 1k file (its 10k
     one is missing), so each other task's true share is 5% above this (9,000 of 171,900 stories);
     the mix of tasks in a batch varies with the length bucket, the mean over steps does not."""
-    tasks = record.config["task"]["tasks"]
-    count = 20 if tasks == "all" else len(tasks) if isinstance(tasks, list) else 1
-    return record.config["train"]["max_batch_size"] / count
+    return record.config["train"]["max_batch_size"] / len(parse_tasks(record.config["task"]["tasks"]))
 
 
 def stories_curves(records: list[RunRecord], metric: str = "error", *, study: tuple[str, ...] = STORIES_STUDY,
