@@ -10,7 +10,7 @@ import torch
 from universal_transformer.config import ConfigError, StoryQAConfig
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
-from universal_transformer.tasks.babi import BabiTask, parse_tasks
+from universal_transformer.tasks.babi import ROLES, BabiTask, parse_tasks
 from universal_transformer.training.config import load_experiment
 
 from ..data.test_babi import BABI, needs_data
@@ -81,6 +81,40 @@ def test_task_split_vocab_and_encoding():
     again = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}, seed=0)
     assert torch.equal(again.train_batch(5, batch_tokens=0, max_batch_size=16).facts, task.train_batch(5, batch_tokens=0, max_batch_size=16).facts)
 
+
+
+@needs_data
+def test_encoding_is_each_story_slot_by_slot_and_splits_are_encoded_when_used():
+    """Every memory slot against the raw example, written out directly: the newest ``memory_size``
+    facts right-aligned, their word ids, roles and supporting-fact ranks (task 3's stories outgrow a
+    memory of 20, so some supporting facts fall out)."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [2, 3], "memory_size": 20}, seed=0)
+    assert "test" in task.splits and not task.splits._encoded  # nothing is encoded before it is used
+    data, raw = task.splits["test"], task._load()["test"]
+    assert set(task.splits._encoded) == {"test"}
+    f, w = 20, task.fact_words
+    dropped = 0
+    for i in range(0, len(raw), 7):
+        ex = raw[i]
+        facts = torch.zeros(f, w, dtype=torch.long)
+        roles, ranks = ["empty"] * f + ["question"], [0] * (f + 1)
+        kept = ex.facts[-f:]
+        for j, sentence in enumerate(kept):
+            slot = f - len(kept) + j
+            ids = [task.words.get(word, 1) for word in sentence][:w]
+            facts[slot, : len(ids)] = torch.tensor(ids)
+            index = len(ex.facts) - len(kept) + j  # in ex.facts
+            roles[slot] = "supporting" if index in ex.supporting else "other"
+            if index in ex.supporting:
+                ranks[slot] = ex.supporting.index(index) + 1
+        dropped += sum(s < len(ex.facts) - f for s in ex.supporting)
+        question = [task.words.get(word, 1) for word in ex.question][:w]
+        assert torch.equal(data.facts[i], facts)
+        assert data.question[i].tolist() == question + [0] * (w - len(question))
+        assert [ROLES[r] for r in data.roles[i].tolist()] == roles
+        assert data.support_rank[i].tolist() == ranks
+        assert task.answers[int(data.labels[i])] == ex.answer and int(data.task[i]) == ex.task
+    assert dropped > 0
 
 @needs_data
 def test_missing_10k_file_falls_back_to_1k_and_says_so(capsys):

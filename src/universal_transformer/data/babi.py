@@ -18,6 +18,7 @@ from .textfile import read_text_lines
 
 
 _TASK_FILE = re.compile(r"^qa(\d+)_[a-z-]+_(train|test)\.txt$")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 class BabiFormatError(ValueError):
@@ -26,7 +27,8 @@ class BabiFormatError(ValueError):
 
 @dataclass
 class BabiExample:
-    """One question with the facts of its story that precede it (oldest first)."""
+    """One question with the facts of its story that precede it (oldest first). The questions of
+    a story share its fact lists (read-only)."""
 
     facts: list[list[str]]
     question: list[str]
@@ -62,7 +64,7 @@ def usual_answers(examples: Iterable[BabiExample]) -> dict[tuple[int, tuple[str,
 
 def tokenize(sentence: str) -> list[str]:
     """Lower-cased words; sentence punctuation is dropped (``bathroom.`` -> ``bathroom``)."""
-    return [w for w in re.findall(r"[a-z0-9]+", sentence.lower())]
+    return _WORD.findall(sentence.lower())
 
 
 def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
@@ -106,7 +108,8 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
             if not _is_number(token) or int(token) not in fact_index:
                 raise BabiFormatError(f"{where}: supporting fact id {token!r} is not a fact line of this story")
             supporting.append(fact_index[int(token)])
-        examples.append(BabiExample([list(f) for f in facts], tokenize(question), answer.lower(), supporting, task, story))
+        # The story so far; its fact lists are shared with the story's other questions, not copied.
+        examples.append(BabiExample(list(facts), tokenize(question), answer.lower(), supporting, task, story))
     if not examples:
         raise BabiFormatError(f"{path}: no questions found")
     return examples

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -58,6 +61,39 @@ class EncodedSplit:
         first = int(used.int().argmax()) if bool(used.any()) else facts.shape[1]
         offset = torch.full((facts.shape[0],), first, dtype=torch.long) if first else None
         return StoryBatch(facts[:, first:], self.question[index], self.labels[index], position_offset=offset)
+
+
+def _sentences(examples: list[BabiExample]) -> Iterator[list[str]]:
+    """Each fact and question of ``examples`` once: a story's questions share its fact lists
+    (read_babi), which a plain walk would visit once per question (2.6 million on the 10k set)."""
+    seen: set[int] = set()
+    for ex in examples:
+        for sentence in (*ex.facts, ex.question):
+            if id(sentence) not in seen:
+                seen.add(id(sentence))
+                yield sentence
+
+
+class _EncodedSplits(Mapping[str, EncodedSplit]):
+    """The splits by name, each encoded on first access and kept."""
+
+    def __init__(self, raw: dict[str, list[BabiExample]], encode: Any) -> None:
+        self._raw, self._encode = raw, encode
+        self._encoded: dict[str, EncodedSplit] = {}
+
+    def __getitem__(self, name: str) -> EncodedSplit:
+        if name not in self._encoded:
+            self._encoded[name] = self._encode(self._raw[name])
+        return self._encoded[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw  # without encoding it (Mapping's own would)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 def parse_tasks(value: Any) -> list[int]:
@@ -145,17 +181,18 @@ class BabiTask(Task):
             raise ConfigError(str(err)) from None
         self.words = self._vocabulary(raw["train"] + raw["validation"])
         self.answers = sorted({ex.answer for ex in raw["train"]}) + [UNKNOWN]
-        self.fact_words = max(len(s) for ex in raw["train"] for s in (*ex.facts, ex.question))
+        self.fact_words = max(len(s) for s in _sentences(raw["train"]))
         # The words that answer some training question of each task: the recency baseline's candidates.
-        self.candidates = {t: {ex.answer for ex in raw["train"] if ex.task == t} for t in self.tasks}
+        self.candidates: dict[int, set[str]] = {t: set() for t in self.tasks}
+        for ex in raw["train"]:
+            self.candidates[ex.task].add(ex.answer)
         self.usual_answers = usual_answers(raw["train"])
-        self.splits = {name: self._encode(examples) for name, examples in raw.items()}
+        # Each split is encoded when first used: `ut eval --split test` and `ut plot` of the 10k joint
+        # set would otherwise encode the 172k training questions (2 GB) for nothing.
+        self._raw = raw
+        self.splits: Mapping[str, EncodedSplit] = _EncodedSplits(raw, self._encode)
         self._permutations: dict[int, Tensor] = {}
         self.bucket_width = int(opts.bucket_width)
-        self._batcher: BucketBatcher | None = None
-        if self.bucket_width:
-            train = self.splits["train"]
-            self._batcher = BucketBatcher(train.story_lengths().tolist(), width=self.bucket_width, sides=1)
 
     # -- data ------------------------------------------------------------------------
 
@@ -193,7 +230,7 @@ class BabiTask(Task):
 
     @staticmethod
     def _vocabulary(examples: list[BabiExample]) -> dict[str, int]:
-        words = sorted({w for ex in examples for s in (*ex.facts, ex.question) for w in s})
+        words = sorted({w for s in _sentences(examples) for w in s})
         # 0 = padding, 1 = unknown word; 2 is kept free so that the config's special ids stay valid.
         return {UNKNOWN: 1, **{w: i + 3 for i, w in enumerate(words)}}
 
@@ -201,16 +238,23 @@ class BabiTask(Task):
         return [self.words.get(w, 1) for w in sentence[: self.fact_words]]
 
     def _encode(self, examples: list[BabiExample]) -> EncodedSplit:
+        # Built in NumPy, the facts by one gather: each distinct fact gets a row of word ids (the
+        # questions of a story share its fact lists, read_babi; keyed by identity, unique while
+        # ``examples`` holds them) and each memory slot the row it shows (0: empty). Filling slot by
+        # slot in torch took 50 s on the 10k joint set.
         n, f, w = len(examples), self.memory_size, self.fact_words
-        facts = torch.zeros(n, f, w, dtype=torch.long)
-        question = torch.zeros(n, w, dtype=torch.long)
+        slots = np.zeros((n, f), dtype=np.int64)
+        fact_ids: list[list[int]] = [[]]
+        row_of: dict[int, int] = {}
+        question = np.zeros((n, w), dtype=np.int64)
         answer_index = {a: i for i, a in enumerate(self.answers)}
-        labels = torch.tensor([answer_index.get(ex.answer, len(self.answers) - 1) for ex in examples])
-        roles = torch.zeros(n, f + 1, dtype=torch.long)
+        labels = [answer_index.get(ex.answer, len(self.answers) - 1) for ex in examples]
+        roles = np.zeros((n, f + 1), dtype=np.int64)
         roles[:, -1] = ROLES.index("question")
-        latest = torch.full((n,), -1, dtype=torch.long)
-        usual = torch.full((n,), -1, dtype=torch.long)
-        support_rank = torch.zeros(n, f + 1, dtype=torch.long)
+        latest = np.full(n, -1, dtype=np.int64)
+        usual = np.full(n, -1, dtype=np.int64)
+        support_rank = np.zeros((n, f + 1), dtype=np.int64)
+        supporting_role, other_role = ROLES.index("supporting"), ROLES.index("other")
         for i, ex in enumerate(examples):
             baseline = most_recent_candidate(ex, self.candidates[ex.task])
             if baseline is not None:
@@ -219,25 +263,41 @@ class BabiTask(Task):
                 usual[i] = answer_index[answer]
             recent = ex.facts[-f:]
             first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
+            start = f - len(recent)  # right-aligned: the newest fact sits just before the question
+            roles[i, start:f] = other_role
             for k, s in enumerate(ex.supporting, start=1):
                 if s >= first:  # a supporting fact older than the memory keeps no slot
-                    support_rank[i, f - len(recent) + s - first] = k
-            for j, sentence in enumerate(recent):  # right-aligned: the newest fact sits just before the question
-                slot = f - len(recent) + j
-                ids = self._ids(sentence)
-                facts[i, slot, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-                roles[i, slot] = ROLES.index("supporting" if support_rank[i, slot] else "other")
+                    support_rank[i, start + s - first] = k
+                    roles[i, start + s - first] = supporting_role
+            rows = []
+            for sentence in recent:
+                if (row := row_of.get(id(sentence))) is None:
+                    row = row_of[id(sentence)] = len(fact_ids)
+                    fact_ids.append(self._ids(sentence))
+                rows.append(row)
+            slots[i, start:f] = rows
             ids = self._ids(ex.question)
-            question[i, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            question[i, : len(ids)] = ids
+        words = np.zeros((len(fact_ids), w), dtype=np.int64)
+        for row, ids in enumerate(fact_ids):
+            words[row, : len(ids)] = ids
+        facts = words[slots]
         return EncodedSplit(
-            facts, question, labels,
-            torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]), roles,
-            latest, usual, support_rank,
+            torch.from_numpy(facts), torch.from_numpy(question), torch.tensor(labels, dtype=torch.long),
+            torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]),
+            torch.from_numpy(roles), torch.from_numpy(latest), torch.from_numpy(usual), torch.from_numpy(support_rank),
         )
 
     def model_overrides(self) -> dict[str, Any]:
         values = (len(self.words) + 2, len(self.answers), self.fact_words, 0, 1, 2)
         return dict(zip(DERIVED_MODEL_FIELDS, values))
+
+    @cached_property
+    def _batcher(self) -> BucketBatcher | None:
+        """The length buckets of the training stories (``bucket_width`` > 0), made on first use."""
+        if not self.bucket_width:
+            return None
+        return BucketBatcher(self.splits["train"].story_lengths().tolist(), width=self.bucket_width, sides=1)
 
     def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> StoryBatch:
         """``max_batch_size`` examples, walking through seeded per-epoch permutations, or with
@@ -415,7 +475,7 @@ class BabiTask(Task):
         task ``story_task``'s questions in it."""
         if split not in self.splits:
             raise ConfigError(f"no split {split!r}; bAbI has {', '.join(self.splits)}")
-        raw = self._load()[split]
+        raw = self._raw[split]
         indices = list(range(len(raw)))
         if story_task is not None:
             if story_task not in self.tasks:
