@@ -31,7 +31,10 @@ ATTENTION_COLUMNS = ("attention_supporting1", "attention_supporting2", "attentio
 
 @dataclass
 class EncodedSplit:
-    facts: Tensor
+    # The facts as slot indices into a table of distinct sentences: a story's questions repeat its
+    # facts, so the full [N, F, W] tensor would take 2 GB on the 10k joint training split.
+    sentences: Tensor  # [S, W] word ids of each distinct fact; row 0 is the empty slot (all padding)
+    slots: Tensor  # [N, F] per question and memory slot, its row of ``sentences`` (0 = empty)
     question: Tensor
     labels: Tensor
     task: Tensor  # [N] task number
@@ -44,9 +47,15 @@ class EncodedSplit:
     def __len__(self) -> int:
         return self.labels.shape[0]
 
+    @property
+    def facts(self) -> Tensor:
+        """``[N, F, W]`` word ids of every memory slot, built on each call (for tests and plots;
+        batches gather only their own stories)."""
+        return self.sentences[self.slots]
+
     def story_lengths(self) -> Tensor:
         """``[N]`` facts per story: the memory slots it uses (what batches are padded to)."""
-        return self.facts.ne(0).any(-1).sum(-1)
+        return self.slots.ne(0).sum(-1)
 
     def batch(self, index: Tensor) -> StoryBatch:
         """The stories ``index``, without the leading fact slots that none of them uses.
@@ -56,7 +65,7 @@ class EncodedSplit:
         position it has in the full memory: the model computes the same thing, on a
         sequence as long as the batch's longest story rather than ``memory_size``.
         """
-        facts = self.facts[index]
+        facts = self.sentences[self.slots[index]]
         used = facts.ne(0).any(-1).any(0)
         first = int(used.int().argmax()) if bool(used.any()) else facts.shape[1]
         offset = torch.full((facts.shape[0],), first, dtype=torch.long) if first else None
@@ -238,9 +247,10 @@ class BabiTask(Task):
         return [self.words.get(w, 1) for w in sentence[: self.fact_words]]
 
     def _encode(self, examples: list[BabiExample]) -> EncodedSplit:
-        # Built in NumPy, the facts by one gather: each distinct fact gets a row of word ids (the
-        # questions of a story share its fact lists, read_babi; keyed by identity, unique while
-        # ``examples`` holds them) and each memory slot the row it shows (0: empty). Filling slot by
+        # Built in NumPy. Each distinct fact gets a row of word ids (the questions of a story share
+        # its fact lists, read_babi; keyed by identity, unique while ``examples`` holds them) and each
+        # memory slot the row it shows. A fact of no words shows row 0, as an empty slot does, so
+        # that a used slot is one with some word (ids are >= 1). Filling a [N, F, W] tensor slot by
         # slot in torch took 50 s on the 10k joint set.
         n, f, w = len(examples), self.memory_size, self.fact_words
         slots = np.zeros((n, f), dtype=np.int64)
@@ -272,19 +282,21 @@ class BabiTask(Task):
             rows = []
             for sentence in recent:
                 if (row := row_of.get(id(sentence))) is None:
-                    row = row_of[id(sentence)] = len(fact_ids)
-                    fact_ids.append(self._ids(sentence))
+                    ids, row = self._ids(sentence), 0
+                    if ids:
+                        row = len(fact_ids)
+                        fact_ids.append(ids)
+                    row_of[id(sentence)] = row
                 rows.append(row)
             slots[i, start:f] = rows
             ids = self._ids(ex.question)
             question[i, : len(ids)] = ids
-        words = np.zeros((len(fact_ids), w), dtype=np.int64)
+        sentences = np.zeros((len(fact_ids), w), dtype=np.int64)
         for row, ids in enumerate(fact_ids):
-            words[row, : len(ids)] = ids
-        facts = words[slots]
+            sentences[row, : len(ids)] = ids
         return EncodedSplit(
-            torch.from_numpy(facts), torch.from_numpy(question), torch.tensor(labels, dtype=torch.long),
-            torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]),
+            torch.from_numpy(sentences), torch.from_numpy(slots), torch.from_numpy(question),
+            torch.tensor(labels, dtype=torch.long), torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]),
             torch.from_numpy(roles), torch.from_numpy(latest), torch.from_numpy(usual), torch.from_numpy(support_rank),
         )
 
