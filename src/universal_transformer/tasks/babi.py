@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -65,11 +65,11 @@ class EncodedSplit:
         position it has in the full memory: the model computes the same thing, on a
         sequence as long as the batch's longest story rather than ``memory_size``.
         """
-        facts = self.sentences[self.slots[index]]
-        used = facts.ne(0).any(-1).any(0)
-        first = int(used.int().argmax()) if bool(used.any()) else facts.shape[1]
-        offset = torch.full((facts.shape[0],), first, dtype=torch.long) if first else None
-        return StoryBatch(facts[:, first:], self.question[index], self.labels[index], position_offset=offset)
+        slots = self.slots[index]
+        used = slots.ne(0).any(0)
+        first = int(used.int().argmax()) if bool(used.any()) else slots.shape[1]
+        offset = torch.full((slots.shape[0],), first, dtype=torch.long) if first else None
+        return StoryBatch(self.sentences[slots[:, first:]], self.question[index], self.labels[index], position_offset=offset)
 
 
 def _sentences(examples: list[BabiExample]) -> Iterator[list[str]]:
@@ -86,7 +86,7 @@ def _sentences(examples: list[BabiExample]) -> Iterator[list[str]]:
 class _EncodedSplits(Mapping[str, EncodedSplit]):
     """The splits by name, each encoded on first access and kept."""
 
-    def __init__(self, raw: dict[str, list[BabiExample]], encode: Any) -> None:
+    def __init__(self, raw: dict[str, list[BabiExample]], encode: Callable[[list[BabiExample]], EncodedSplit]) -> None:
         self._raw, self._encode = raw, encode
         self._encoded: dict[str, EncodedSplit] = {}
 
