@@ -129,6 +129,25 @@ def test_bad_data_dir_is_a_config_error(tmp_path):
         BabiTask({"name": "babi", "data_dir": str(tmp_path), "set": "en", "tasks": 1}, seed=0)
 
 
+
+def test_a_fact_of_no_words_is_an_empty_slot(tmp_path):
+    """A fact line with no word ("3 ?!") encodes as an empty slot: no word ids, not counted in the
+    story's length, so batches do not pad for it."""
+    folder = tmp_path / "en"
+    folder.mkdir()
+    story = ("1 Mary went to the kitchen.\n2 John went to the garden.\n3 ?!\n"
+             "4 Where is Mary?\tkitchen\t1\n5 Where is John?\tgarden\t2\n")
+    for split in ("train", "test"):
+        (folder / f"qa1_single-supporting-fact_{split}.txt").write_text(story * 5)
+    task = BabiTask({"name": "babi", "data_dir": str(tmp_path), "set": "en", "tasks": 1, "memory_size": 4,
+                     "validation_fraction": 0.4}, seed=0)
+    data = task.splits["test"]
+    assert data.facts.shape == (10, 4, task.fact_words)
+    # right-aligned: slot 0 empty, 1 and 2 the two sentences, 3 the line "?!"
+    assert data.facts[:, 3].eq(0).all() and data.facts[:, 1:3].ne(0).any(-1).all()
+    assert data.story_lengths().tolist() == [2] * 10
+    assert data.batch(torch.arange(10)).facts.shape[1] == 3  # the empty first slot dropped, the wordless one kept
+
 @needs_data
 def test_ponder_time_is_averaged_over_all_real_positions():
     """Paper section 3.1: mean and std of the ponder time over all positions of all test examples."""
