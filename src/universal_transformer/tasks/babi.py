@@ -296,7 +296,8 @@ class BabiTask(Task):
             sentences[row, : len(ids)] = ids
         return EncodedSplit(
             torch.from_numpy(sentences), torch.from_numpy(slots), torch.from_numpy(question),
-            torch.tensor(labels, dtype=torch.long), torch.tensor([ex.task for ex in examples]), torch.tensor([len(ex.supporting) for ex in examples]),
+            torch.tensor(labels, dtype=torch.long), torch.tensor([ex.task for ex in examples]),
+            torch.tensor([len(ex.supporting) for ex in examples]),
             torch.from_numpy(roles), torch.from_numpy(latest), torch.from_numpy(usual), torch.from_numpy(support_rank),
         )
 
