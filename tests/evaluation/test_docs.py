@@ -969,3 +969,55 @@ def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
     assert docs.FIGURES["babi-floor"]([no_act, min2], tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
     assert not docs.FIGURES["babi-floor"]([no_act, other], tmp_path / "g.png")  # one curve: no figure
+
+
+# Where the reproduction stands.
+
+def _joint(experiment, validation, test, *, act=True, **fields):
+    """A joint bAbI record on all 20 tasks: per-task validation and test errors (%)."""
+    return make_record(experiment, task={"name": "babi", "set": "en-10k"}, model={"act": act},
+                       validation={"score": -validation, **{f"task{t}/error": validation for t in range(1, 21)}},
+                       test={f"task{t}/error": test[t - 1] for t in range(1, 21)}, **fields)
+
+
+def _row(table, section, measure):
+    return next(line for line in table.split("\n") if line.startswith(f"| {section} | {measure} |"))
+
+
+def test_standing_picks_the_setting_best_on_validation_and_counts_failed_tasks():
+    worse_on_test = [0.0] * 20  # better on test but worse on validation: not the one shown
+    shown = [10.0, 6.0] + [1.0] * 18  # average 1.7, two tasks above 5%
+    records = [
+        _joint("babi/en-10k/joint-a", 3.0, worse_on_test),
+        _joint("babi/en-10k/joint-b", 2.0, shown, status="time_limit"),
+        _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # another model: another row
+        _joint("babi/en/joint-1k", 0.5, [0.0] * 20),  # another data set: another row
+        _babi("babi/en-10k/single/task1", 0, -1.0, {1: 0.0}),  # single runs of one task only: no row
+    ]
+    table = TABLES["standing"](records)
+    assert _row(table, "bAbI 10k joint (Table 1)", "UT+ACT: average test error % (failed tasks)") == (
+        "| bAbI 10k joint (Table 1) | UT+ACT: average test error % (failed tasks) | 0.29 (0) | 1.70 (2 failed) | "
+        "babi/en-10k/joint-b (partial) |")
+    assert _row(table, "bAbI 10k joint (Table 1)", "UT: average test error % (failed tasks)").endswith(
+        "| 0.47 (0) | 0.50 (0 failed) | babi/en-10k/joint-ut |")
+    assert _row(table, "bAbI 10k single (Table 1)", "UT+ACT: average test error % (failed tasks)").endswith(
+        "| - | not measured in full yet |")
+    assert "| 0.00 (0 failed) | babi/en/joint-1k |" in _row(table, "bAbI 1k joint (Table 1)", "UT+ACT: average test error % (failed tasks)")
+
+
+def test_standing_reads_lte_cells_and_named_runs():
+    records = [
+        make_record("lte/control-ut", task={"name": "lte", "task": "control"}, validation={"score": 0.4},
+                    test={"char_accuracy": 0.71, "sequence_accuracy": 0.5}),
+        make_record("lte/control-ut-wide", task={"name": "lte", "task": "control"}, validation={"score": 0.2},
+                    test={"char_accuracy": 0.99, "sequence_accuracy": 0.99}),  # worse on validation
+        make_record("algorithmic/addition-ut-act-warm-b8k", task={"name": "algorithmic", "task": "addition"},
+                    test={"len400/char_accuracy": 0.12, "len400/sequence_accuracy": 0.0}),
+    ]
+    table = TABLES["standing"](records)
+    assert _row(table, "Learning to Execute, Control (Table 5)", "UT: test char / sequence accuracy").endswith(
+        "| 1.0 / 1.0 | 0.71 / 0.50 | lte/control-ut |")
+    assert _row(table, "Algorithmic Addition (Table 4)", "char / sequence accuracy at length 400").endswith(
+        "| 0.34 / 0.02 | 0.12 / 0.00 | algorithmic/addition-ut-act-warm-b8k (UT) |")
+    assert _row(table, "Translation (Table 7)", "test BLEU, UT vs Transformer of the same size").endswith(
+        "| - | not measured in full yet |")

@@ -1413,3 +1413,156 @@ def runs_overview(records: list[RunRecord]) -> str:
              str(r.best_step) if r.best_step is not None else "-", fmt_seconds(r.wall_time_seconds),
              _short_commit(r.commit), _machine_label(r.machine)] for r in records]
     return _table(["experiment", "parameters", "seeds", "status", "steps", "best step", "wall time", "commit", "machine"], rows)
+
+
+# -- Where the reproduction stands -----------------------------------------------------------
+# One row per number the paper reports for the UT, beside the run here that answers it. The
+# bAbI, Learning to Execute and language-model rows pick their run as the sections below do
+# (best on validation); the algorithmic and translation rows name the runs those sections'
+# text discusses (the algorithmic section's tables show the configs as they are; its best
+# models at length 400 are variants of its later parts).
+
+Answer = Callable[[list[RunRecord]], "tuple[str, str] | None"]  # records -> (our number, its run)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A number of the paper's, and how to find ours among the records."""
+
+    section: str  # the paper's table and setting
+    measure: str
+    paper: str  # as the paper prints it
+    ours: Answer
+
+
+def _babi_validation_error(run: dict[str, Any], task: int) -> float | None:
+    """A task's validation error (%) in a bAbI run summary: its ``taskN/error``, or a single-task run's mean."""
+    validation = run.get("validation") or {}
+    if f"task{task}/error" in validation:
+        return validation[f"task{task}/error"]
+    return validation.get("mean_error") if run_tasks(run) == (task,) else None
+
+
+def _babi_setting(data: str, joint: bool, model: str) -> Answer:
+    """The bAbI column (:func:`babi_columns`) of ``data`` (``en-10k``, ``en``), joint or single,
+    of ``model`` (:func:`model_label`), that holds all 20 tasks, with the lowest mean validation
+    error: its average test error and failed tasks (the paper's Table 1)."""
+
+    def ours(records: list[RunRecord]) -> tuple[str, str] | None:
+        kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
+                 for r in family(records, f"babi/{data}")}
+        candidates = []
+        for name, column in babi_columns(records).items():
+            if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
+                continue
+            validation = [_babi_validation_error(run, task) for task, run in column.items()]
+            if None not in validation:
+                candidates.append((statistics.mean(validation), name, column))  # type: ignore[arg-type]
+        if not candidates:
+            return None
+        _, name, column = min(candidates, key=lambda c: c[0])
+        errors = [run["test"][f"task{task}/error"] for task, run in column.items()]
+        partial = any(run["status"] == "time_limit" for run in column.values())
+        value = f"{statistics.mean(errors):.2f} ({sum(e > FAIL_ABOVE for e in errors)} failed)"
+        return value, f"babi/{name}" + (" (partial)" if partial else "")
+
+    return ours
+
+
+def _lte_cell(task: str) -> Answer:
+    """The UT's Learning to Execute cell (:func:`lte_table`): test char / sequence accuracy."""
+
+    def ours(records: list[RunRecord]) -> tuple[str, str] | None:
+        cells = _cells(_algorithmic_groups(family(records, "lte")))
+        record = cells.get((task, "UT"))
+        if record is None or not record.metrics["test"]:
+            return None
+        return _accuracy_cell(record, None, label_partial=False), record.experiment + (" (partial)" if record.partial else "")
+
+    return ours
+
+
+def _named(experiment: str, cell: Callable[[RunRecord], str]) -> Answer:
+    """``cell(record)`` of the record named ``experiment``; the run is labelled with its model."""
+
+    def ours(records: list[RunRecord]) -> tuple[str, str] | None:
+        record = next((r for r in records if r.experiment == experiment and r.metrics["test"]), None)
+        if record is None:
+            return None
+        return cell(record), f"{experiment} ({model_label(record.config)}{', partial' if record.partial else ''})"
+
+    return ours
+
+
+def _length_400(record: RunRecord) -> str:
+    """Greedy char / sequence accuracy at length 400, and teacher-forced where measured."""
+    greedy = _accuracy_cell(record, 400, label_partial=False)
+    forced = _accuracy_cell(record, 400, label_partial=False, prefix="teacher_forced/")
+    return greedy if forced == "-" else f"{greedy} (teacher-forced {forced})"
+
+
+def _lm_metric(key: str, fmt: Callable[[Any], str], model: str = "UT+ACT") -> Answer:
+    """A test metric of the language model :func:`lm_models` shows for ``model``."""
+
+    def ours(records: list[RunRecord]) -> tuple[str, str] | None:
+        record = lm_models(records, key).get(model)
+        if record is None:
+            return None
+        return fmt(record.metrics["test"][key]), record.experiment
+
+    return ours
+
+
+def _bleu_pair(ut: str, transformer: str) -> Answer:
+    """Test BLEU of the UT run ``ut`` and the Transformer run ``transformer``, same size."""
+
+    def ours(records: list[RunRecord]) -> tuple[str, str] | None:
+        found = {r.experiment: r for r in records if r.experiment in (ut, transformer) and "bleu" in r.metrics["test"]}
+        if len(found) < 2:
+            return None
+        return f"{found[ut].metrics['test']['bleu']:.1f} vs {found[transformer].metrics['test']['bleu']:.1f}", f"{ut}, {transformer}"
+
+    return ours
+
+
+_LAMBADA = "lambada/lambada_test_plain_text/"
+HEADLINES: tuple[Headline, ...] = (
+    *(Headline(f"bAbI {label} (Table 1)", "UT+ACT: average test error % (failed tasks)", paper,
+               _babi_setting(data, joint, "UT+ACT"))
+      for label, data, joint, paper in (("10k single", "en-10k", False, "0.21 (0)"), ("10k joint", "en-10k", True, "0.29 (0)"),
+                                        ("1k single", "en", False, "4.55 (3)"), ("1k joint", "en", True, "7.78 (5)"))),
+    *(Headline(f"bAbI {label} (Table 1)", "UT: average test error % (failed tasks)", paper,
+               _babi_setting(data, joint, "UT"))
+      for label, data, joint, paper in (("10k single", "en-10k", False, "0.23 (0)"), ("10k joint", "en-10k", True, "0.47 (0)"),
+                                        ("1k single", "en", False, "5.31 (5)"), ("1k joint", "en", True, "8.50 (8)"))),
+    Headline("Subject-verb agreement (Table 2)", "UT+ACT: accuracy, all attractors", "0.992",
+             _lm_metric(f"agreement/{LINZEN}/accuracy", fmt_accuracy)),
+    Headline("LAMBADA, language model (Table 3)", "UT+ACT: test accuracy", "0.19",
+             _lm_metric(f"{_LAMBADA}accuracy", lambda v: fmt_accuracy(v, 3))),
+    Headline("LAMBADA, language model (Table 3)", "UT+ACT: test perplexity", "142",
+             _lm_metric(f"{_LAMBADA}perplexity", fmt_perplexity)),
+    Headline("Algorithmic Copy (Table 4)", "char / sequence accuracy at length 400", "0.91 / 0.35",
+             _named("algorithmic-prenorm/copy-ut-act-prenorm-hnorm", _length_400)),
+    Headline("Algorithmic Reverse (Table 4)", "char / sequence accuracy at length 400", "0.96 / 0.46",
+             _named("algorithmic-prenorm/reverse-ut-prenorm-sepconv-nopos-b8k", _length_400)),
+    Headline("Algorithmic Addition (Table 4)", "char / sequence accuracy at length 400", "0.34 / 0.02",
+             _named("algorithmic/addition-ut-act-warm-b8k", _length_400)),
+    *(Headline(f"Learning to Execute, {task.capitalize()} (Table {5 if task in PROGRAM_ORDER else 6})",
+               "UT: test char / sequence accuracy", paper, _lte_cell(task))
+      for task, paper in (("program", "0.89 / 0.63"), ("control", "1.0 / 1.0"), ("addition", "1.0 / 1.0"),
+                          ("copy", "1.0 / 1.0"), ("double", "1.0 / 1.0"), ("reverse", "1.0 / 1.0"))),
+    Headline("Translation (Table 7)", "test BLEU, UT vs Transformer of the same size", "28.9 vs 28.0 (WMT14)",
+             _bleu_pair("mt/ut", "mt/transformer")),
+)
+
+
+@register_table("standing")
+def standing_table(records: list[RunRecord]) -> str:
+    """Where the reproduction stands: one row per number of :data:`HEADLINES`, the paper's
+    beside ours and the run it comes from ("-" where no run answers it yet)."""
+    rows = []
+    for headline in HEADLINES:
+        found = headline.ours(records)
+        value, run = found if found is not None else ("-", "not measured in full yet")
+        rows.append([headline.section, headline.measure, headline.paper, value, run])
+    return _table(["experiment (the paper's table)", "measure", "the paper", "here", "run"], rows)
