@@ -19,8 +19,6 @@ model of an experiment config (e.g. ``configs/mt/ut.yaml``, a translation model)
 
 from __future__ import annotations
 
-import torch
-
 import timing
 from universal_transformer.config import UTConfig
 from universal_transformer.generation import UncachedDecoder, beam_search, generate

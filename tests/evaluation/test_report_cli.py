@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from universal_transformer.cli.report import add_report_parser, run_report
+from universal_transformer.cli.report import add_report_parser
 
 from .conftest import make_record
 

@@ -450,3 +450,30 @@ def test_min_steps_one_is_plain_act_and_the_floor_is_checked():
         _config(act_max_steps=4, act_min_steps=5)
     with pytest.raises(ConfigError, match="act_min_steps"):
         _config(act_min_steps=0)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("norm", ["post", "pre"])
+def test_act_halting_at_its_floor_is_the_fixed_depth_stack(norm, packed):
+    """A halting unit saturated at the floor (every p > threshold there, so N = min_steps and
+    R = 1 at every position) gives the output of the model without ACT at that depth, with the
+    same weights: ACT then adds nothing above its floor (the bAbI mix of tasks 1-3 with a floor
+    of 8 trained into exactly this; docs/results.md)."""
+    floor = 3
+    h, padding = _inputs(16)
+    act = _stack(17, act_bias_init=8.0, act_max_steps=6, act_min_steps=floor, norm=norm, packed=packed)
+    with torch.no_grad():
+        act.halting.linear.weight.zero_()  # p = sigmoid(8) > 1 - 0.01 at every position
+    fixed = RecurrentStack(_config(act=False, num_steps=floor, norm=norm), causal=False, cross_attention=False).eval()
+    missing, unexpected = fixed.load_state_dict(act.state_dict(), strict=False)
+    assert not missing and unexpected and all(k.startswith("halting.") for k in unexpected)
+    with torch.no_grad():
+        out = act(h, padding=padding)
+        reference = fixed(h, padding=padding)
+    assert torch.all(out.halting.n_updates[~padding] == floor)
+    torch.testing.assert_close(out.halting.remainders[~padding], torch.ones_like(out.halting.remainders[~padding]))
+    torch.testing.assert_close(out.hidden[~padding], reference.hidden[~padding], atol=1e-5, rtol=0)
+    # and it stays so: at the first step p is read, neither the output nor N + R depends on it
+    out = act(h, padding=padding)
+    (out.hidden.sum() + out.halting.ponder_cost).backward()
+    assert all(float(p.grad.abs().max()) == 0.0 for p in act.halting.parameters())
