@@ -1021,3 +1021,33 @@ def test_standing_reads_lte_cells_and_named_runs():
         "| 0.34 / 0.02 | 0.12 / 0.00 | algorithmic/addition-ut-act-warm-b8k (UT) |")
     assert _row(table, "Translation (Table 7)", "test BLEU, UT vs Transformer of the same size").endswith(
         "| - | not measured in full yet |")
+
+
+def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():
+    def run(name, model, test, seed=0, **fields):
+        record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}],
+                                      model={"num_steps": 8, **model}, **fields)
+        record.config["train"]["seed"] = seed
+        record.metrics["test"] = test
+        return record
+
+    full = {"task1/error": 0.0, "task2/error": 0.25, "task3/error": 24.8, "task3/ponder_supporting": 3.01,
+            "task3/ponder_other": 3.0, "task1/ponder_question": 3.4, "task2/ponder_question": 8.7,
+            "task3/ponder_question": 7.3}
+    floor2 = run("ut-act-t2t-v2-mix123", {"act": True, "act_min_steps": 2}, full, best_step=8000, steps=13000)
+    facts8 = run("ut-act-t2t-v2-mix123-facts8/seed-1", {"act": True, "act_min_steps": 2, "act_fact_min_steps": 8},
+                 {"task3/error": 9.5}, seed=1, best_step=5000, steps=6834, status="time_limit")
+    no_test = run("ut-act-t2t-v2-mix123-facts8", {"act": True, "act_min_steps": 2, "act_fact_min_steps": 8}, {},
+                  best_step=500, steps=500, status="time_limit")  # a chunk's record, not scored on test yet
+    other = run("ut-act-t2t-v2-mix4-b64", {"act": True}, full)  # not in the study
+    table = TABLES["babi-depth"]([facts8, other, no_test, floor2])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| run | seed | best step | test error % (tasks 1 / 2 / 3) | task 3 facts' ponder (supporting / other) "
+        "| question's ponder (tasks 1 / 2 / 3) |",
+        "|---|---|---|---|---|---|",
+        "| en-10k/ut-act-t2t-v2-mix123 (ACT, floor 2) | 0 | 8,000 of 13,000 | 0.0 / 0.2 / 24.8 | 3.0 / 3.0 | 3.4 / 8.7 / 7.3 |",
+        "| en-10k/ut-act-t2t-v2-mix123-facts8 (ACT, facts' floor 8, question's 2) | 1 | 5,000 of 6,834 (partial) "
+        "| - / - / 9.5 | - / - | - / - / - |",
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix123-facts8/seed-1" in table
+    assert TABLES["babi-depth"]([other, no_test]) == docs.NO_RECORDS

@@ -1,10 +1,13 @@
-"""The bAbI fact encoder masks padding words itself, whatever row 0 of its embedding holds."""
+"""The bAbI model: its fact encoder masks padding words itself, whatever row 0 of its embedding
+holds; ``act_fact_min_steps`` puts a floor under the facts' depth and not the question's."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from universal_transformer.models.story_qa import FactEncoder
+from universal_transformer.config import ConfigError, StoryQAConfig
+from universal_transformer.models.story_qa import FactEncoder, UTStoryQA
 
 
 def _expected(enc: FactEncoder, words: torch.Tensor) -> torch.Tensor:
@@ -37,3 +40,34 @@ def test_no_gradient_reaches_the_padding_row():
     enc(torch.tensor([[5, 0, 0], [0, 0, 0]])).sum().backward()
     assert torch.equal(enc.embed.weight.grad[0], torch.zeros(8))
     assert enc.embed.weight.grad[5].abs().sum() > 0
+
+
+def _story_model(**overrides) -> UTStoryQA:
+    torch.manual_seed(0)
+    base = dict(vocab_size=20, num_classes=7, fact_words=4, d_model=16, num_heads=4, d_ff=32, num_steps=3,
+                dropout=0.0, attention_dropout=0.0, embedding_dropout=0.0, act=True, act_bias_init=4.0)
+    base.update(overrides)
+    return UTStoryQA(StoryQAConfig(**base)).eval()
+
+
+def test_facts_floor_holds_the_facts_and_leaves_the_question_to_act():
+    """With p > 0.5 everywhere (bias +4) plain ACT halts every position by step 2. A facts' floor
+    of 5 keeps every real fact running to step 5 at least; the question still halts by step 2."""
+    facts = torch.tensor([[[0, 0, 0, 0], [3, 4, 5, 0], [6, 7, 0, 0]], [[8, 9, 10, 11], [12, 3, 0, 0], [5, 6, 7, 8]]])
+    question = torch.tensor([[13, 14, 0, 0], [15, 16, 17, 0]])
+    with torch.no_grad():
+        plain = _story_model()(facts, question).halting["encoder"].n_updates
+        held = _story_model(act_fact_min_steps=5)(facts, question).halting["encoder"].n_updates
+    real_fact = facts.ne(0).any(-1)
+    assert torch.all(plain[:, :-1][real_fact] <= 2) and torch.all(plain[:, -1] <= 2)
+    assert torch.all(held[:, :-1][real_fact] >= 5) and torch.all(held[:, :-1][~real_fact] == 0)
+    torch.testing.assert_close(held[:, -1], plain[:, -1], atol=0, rtol=0)  # the question halts before any fact moves
+
+
+def test_facts_floor_is_checked():
+    with pytest.raises(ConfigError, match="act is false"):
+        _story_model(act=False, act_fact_min_steps=4)
+    with pytest.raises(ConfigError, match="act_fact_min_steps .7. exceeds"):
+        _story_model(act_fact_min_steps=7)  # at most 2 x num_steps = 6
+    with pytest.raises(ConfigError, match="act_fact_min_steps"):
+        _story_model(act_fact_min_steps=0)

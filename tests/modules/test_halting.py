@@ -453,6 +453,42 @@ def test_min_steps_one_is_plain_act_and_the_floor_is_checked():
 
 
 @pytest.mark.parametrize("packed", [True, False])
+def test_a_floor_per_position_reads_no_halting_before_its_step(packed):
+    """``act_floor [B, L]``: p is 0 at a position before its own floor, Listing 2 from it on
+    (checked against the float64 transcription with those zeros), in the dense and the packed loop."""
+    max_steps = 5
+    h, padding = _inputs(18)
+    floor = torch.randint(1, max_steps + 1, padding.shape, generator=torch.Generator().manual_seed(19))
+    stack = _stack(20, act_bias_init=4.0, act_max_steps=max_steps, packed=packed)  # p > 0.5: halting by step 2
+    seen = _capture_halting(stack)
+    with torch.no_grad():
+        out = stack(h, padding=padding, act_floor=floor)
+    read = [p.double() for _, p in seen]
+    assert all(float(p.min()) > 0.5 for p in read)
+    ps = [p.masked_fill(floor > t, 0.0) for t, p in enumerate(read, start=1)]
+    records = spec_act(ps, padding, force_last=len(ps) == max_steps)
+    n = out.halting.n_updates
+    torch.testing.assert_close(n.double(), records[-1]["n_updates"], atol=0, rtol=0)
+    assert torch.all(n[~padding] >= floor[~padding]) and torch.all(n[~padding] <= (floor[~padding] + 1).clamp(max=max_steps))
+    assert len({int(v) for v in n[~padding]}) > 2  # the floors, not one depth, set where positions halt
+    other = _stack(20, act_bias_init=4.0, act_max_steps=max_steps, packed=not packed)
+    with torch.no_grad():
+        torch.testing.assert_close(other(h, padding=padding, act_floor=floor).hidden, out.hidden)
+
+
+def test_a_uniform_floor_is_act_min_steps_and_bad_floors_are_refused():
+    h, padding = _inputs(21)
+    with torch.no_grad():
+        global_floor = _stack(22, act_bias_init=0.0, act_min_steps=3)(h, padding=padding)
+        per_position = _stack(22, act_bias_init=0.0)(h, padding=padding, act_floor=torch.full(padding.shape, 3))
+    torch.testing.assert_close(per_position.hidden, global_floor.hidden, atol=0, rtol=0)
+    with pytest.raises(ValueError, match="act_floor must have shape"):
+        _stack(22)(h, padding=padding, act_floor=torch.full((3, 2), 3))
+    with pytest.raises(ValueError, match="act=False"):
+        _stack(22, act=False)(h, padding=padding, act_floor=torch.full(padding.shape, 3))
+
+
+@pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("norm", ["post", "pre"])
 def test_act_halting_at_its_floor_is_the_fixed_depth_stack(norm, packed):
     """A halting unit saturated at the floor (every p > threshold there, so N = min_steps and

@@ -1000,6 +1000,8 @@ FLOOR_ROW = 4_000  # a row every 4,000 steps
 def _floor_label(record: RunRecord) -> str:
     model = record.config["model"]
     halting = f"ACT, floor {model.get('act_min_steps', 1)}" if model.get("act") else f"no ACT, {model.get('num_steps')} steps"
+    if model.get("act") and model.get("act_fact_min_steps") is not None:
+        halting = f"ACT, facts' floor {model['act_fact_min_steps']}, question's {model.get('act_min_steps', 1)}"
     if model.get("act") and model.get("ponder_weight") == 0:
         halting += ", no ponder cost"
     return f"{babi_group(record.experiment)} ({halting})"
@@ -1022,6 +1024,41 @@ def babi_floor_table(records: list[RunRecord]) -> str:
         return NO_RECORDS
     partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
     return _table(["step", *map(_floor_label, runs)], rows) + partial_footnote(partial_runs)
+
+
+# Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
+# ACT's floor of 2, every position through 8 steps (no ACT, or ACT's floor at 8, where it stays),
+# and the facts through 8 steps with the question halting by ACT. Every seed is a row.
+DEPTH_STUDY = ("babi/en-10k/ut-act-t2t-v2-mix123", "babi/en-10k/ut-t2t-v2-mix123",
+               "babi/en-10k/ut-act-t2t-v2-mix123-min8", "babi/en-10k/ut-act-t2t-v2-mix123-facts8")
+DEPTH_TASKS = (1, 2, 3)
+
+
+@register_table("babi-depth")
+def babi_depth_table(records: list[RunRecord]) -> str:
+    """For each run of :data:`DEPTH_STUDY` (any seed): its test error (%) on tasks 1, 2 and 3 from
+    the best model on validation, and the test ponder time of task 3's supporting and other facts
+    and of the question of each task (steps plus remainder; a fixed depth of 8 counts 8, ACT's floor of 8 at least 9)."""
+    runs = sorted((r for r in records if re.sub(r"/seed-\d+$", "", r.experiment) in DEPTH_STUDY
+                   and "task3/error" in r.metrics.get("test", {})),
+                  key=lambda r: (DEPTH_STUDY.index(re.sub(r"/seed-\d+$", "", r.experiment)), r.config["train"].get("seed", 0)))
+    rows = []
+    for r in runs:
+        test = r.metrics["test"]
+        errors = " / ".join(f"{test[f'task{t}/error']:.1f}" if f"task{t}/error" in test else "-" for t in DEPTH_TASKS)
+        facts = " / ".join(f"{test[f'task3/ponder_{role}']:.1f}" if f"task3/ponder_{role}" in test else "-"
+                           for role in ("supporting", "other"))
+        question = " / ".join(f"{test[f'task{t}/ponder_question']:.1f}" if f"task{t}/ponder_question" in test else "-"
+                              for t in DEPTH_TASKS)
+        rows.append([_floor_label(r), str(r.config["train"].get("seed", 0)),
+                     f"{r.best_step:,} of {r.steps:,}" + (" (partial)" if r.partial else ""), errors,
+                     facts, question])
+    if not rows:
+        return NO_RECORDS
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
+    header = ["run", "seed", "best step", "test error % (tasks 1 / 2 / 3)", "task 3 facts' ponder (supporting / other)",
+              "question's ponder (tasks 1 / 2 / 3)"]
+    return _table(header, rows) + partial_footnote(partial_runs)
 
 
 def _floor_figure(records: list[RunRecord], out: Path) -> bool:

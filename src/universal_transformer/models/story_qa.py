@@ -79,9 +79,18 @@ class UTStoryQA(_UTClassifierBase):
         out = self.encoder(
             self.embedding_dropout(h), padding=padding,
             positions=self._positions(h[..., 0], position_offset), need_weights=need_weights,
+            act_floor=self._fact_floor(facts),
         )
         logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)
+
+    def _fact_floor(self, facts: Tensor) -> Tensor | None:
+        """ACT's floor per position ``[B, F + 1]``: ``act_fact_min_steps`` at the facts, ``act_min_steps`` at the question."""
+        floor = self.config.act_fact_min_steps
+        if floor is None:
+            return None
+        steps = facts.new_full(facts.shape[:2], floor)
+        return torch.cat((steps, steps.new_full((facts.shape[0], 1), self.config.act_min_steps)), dim=1)
 
 
 __all__ = ["FactEncoder", "UTStoryQA"]

@@ -200,9 +200,16 @@ class ACTPolicy:
     def force_halt(self, step: int) -> bool:
         return self.halt_at_max_steps and step == self.max_steps
 
-    def halting_probability(self, halting: "HaltingFn", x: Tensor, step: int) -> Tensor:
-        """``p`` of this step: the halting unit's, or 0 before ``min_steps`` (no position may halt yet)."""
-        return halting(x) if step >= self.min_steps else x.new_zeros(x.shape[:2])
+    def halting_probability(self, halting: "HaltingFn", x: Tensor, step: int, floor: Tensor | None = None) -> Tensor:
+        """``p`` of this step: the halting unit's, or 0 before ``min_steps`` (no position may halt yet).
+
+        ``floor [B, L]`` raises the floor per position (e.g. one depth for a story's facts and
+        another for its question): ``p`` is also 0 where ``step < floor``.
+        """
+        if step < self.min_steps:
+            return x.new_zeros(x.shape[:2])
+        p = halting(x)
+        return p if floor is None else p.masked_fill(floor > step, 0.0)
 
 
 def make_halting_unit(config: UTConfig) -> HaltingUnit:
@@ -224,12 +231,14 @@ def dynamic_halting(
     halting: HaltingFn,
     transform: Transform,
     all_steps: bool = False,
+    floor: Tensor | None = None,
 ) -> tuple[Tensor, ACTState]:
     """The ACT loop over depth (Listing 1), every position computed at every step.
 
     Starts from ``h = H^0 [B, L, d]``; returns the weighted output and the final
     accumulators. The loop ends when every position has halted, unless ``all_steps``
-    (a caller that needs every step, e.g. to fill a decoding cache).
+    (a caller that needs every step, e.g. to fill a decoding cache). ``floor [B, L]``:
+    the first step at which each position may halt (see ``ACTPolicy.halting_probability``).
     """
     state, out = h, torch.zeros_like(h)
     act = ACTState.start(padding, h.shape[:2], h)
@@ -238,7 +247,7 @@ def dynamic_halting(
             break
         x = step_input(state, step)
         running = ~act.halted
-        p = policy.halting_probability(halting, x, step)
+        p = policy.halting_probability(halting, x, step, floor)
         w, act = act_step(p, act, policy.threshold, policy.force_halt(step))
         transformed = transform(step, x)
         out = policy.accumulate(out, transformed, w)

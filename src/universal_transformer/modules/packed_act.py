@@ -40,6 +40,7 @@ def packed_dynamic_halting(
     transform_rows: TransformRows,
     key_values: KeyValuesFn | None = None,
     idle: Idle | None = None,
+    floor: Tensor | None = None,
 ) -> tuple[Tensor, ACTState]:
     """The ACT loop with halted positions skipped; same inputs and results as ``dynamic_halting``.
 
@@ -62,7 +63,7 @@ def packed_dynamic_halting(
             idle(step, x, kv)  # type: ignore[misc]
             fresh = torch.zeros(x.shape[0], 0, dtype=torch.long, device=x.device)
             continue
-        p = policy.halting_probability(halting, x, step)
+        p = policy.halting_probability(halting, x, step, floor)
         running = ~act.halted
         width = int(running.sum(1).max())
         rows = torch.argsort(act.halted.to(torch.int8), dim=1, stable=True)[:, :width]

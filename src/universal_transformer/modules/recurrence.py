@@ -117,6 +117,7 @@ class _StepContext:
     key_position: Tensor | None = None
     memory_position: Tensor | None = None
     memory_padding: Tensor | None = None
+    act_floor: Tensor | None = None  # [B, L] first step at which each new position may halt (ACT only)
     attentions: list[dict[str, Tensor]] = field(default_factory=list)
 
 
@@ -222,6 +223,7 @@ class RecurrentStack(nn.Module):
         memory_positions: Tensor | None = None,
         cache: StackCache | None = None,
         need_weights: bool = False,
+        act_floor: Tensor | None = None,
     ) -> StackOutput:
         """Run the recurrence on embedded inputs ``h = H^0 [B, L, d]``.
 
@@ -231,8 +233,16 @@ class RecurrentStack(nn.Module):
         ``S >= total_steps`` steps the stack may run (not with a cache: there they come from
         its offsets); ``memory`` is the encoder output for cross-attention, ``memory_positions
         [B, Lm]`` its position ids (default ``0..Lm-1``; read only with ``config.attention_window``,
-        kept in ``cache``); ``cache`` enables incremental decoding.
+        kept in ``cache``); ``cache`` enables incremental decoding. ``act_floor [B, L]`` (ACT
+        only) is a floor under each position's depth: no position halts before its step
+        (``config.act_min_steps`` still applies to all).
         """
+        if act_floor is not None:
+            if not self.act:
+                raise ValueError("act_floor sets where ACT may halt, but this stack has act=False")
+            if act_floor.shape != h.shape[:2]:
+                raise ValueError(f"act_floor must have shape {tuple(h.shape[:2])} (one step per position), "
+                                 f"got {tuple(act_floor.shape)}")
         b, n, _ = h.shape
         start = cache.length if cache is not None else 0
         if cache is not None and positions is not None:
@@ -305,6 +315,7 @@ class RecurrentStack(nn.Module):
             key_position=key_position,
             memory_position=memory_position,
             memory_padding=memory_padding,
+            act_floor=act_floor,
         )
         if self.act:
             hidden, stats = self._act(h, ctx)
@@ -396,6 +407,7 @@ class RecurrentStack(nn.Module):
             policy=self.policy,
             step_input=lambda state, step: self._step_input(state, ctx, step),
             halting=lambda x: halting(x, ctx.padding),
+            floor=ctx.act_floor,
         )
         if self.uses_packed_act(ctx.need_weights):
             cfg = self.config
