@@ -291,23 +291,27 @@ class StoryQAConfig(UTClassifierConfig):
     fact_words: int | None = None  # words per sentence; the task fills it in from the data
     pooling: Literal["mean", "first", "last"] = "last"
     question_encoder: Literal["separate", "shared"] = "separate"
-    # With ACT, no fact may halt before this step (None: act_min_steps, as the question). Set to
-    # max_steps or to a floor ACT never leaves, it gives the facts a fixed depth while the question
-    # keeps its dynamic halting from act_min_steps on: in the tasks 1-3 mix, task 3 fails when ACT
-    # halts every fact at its floor of 2, and not at a fixed depth of 8 (docs/results.md).
+    # With ACT, no fact may halt before act_fact_min_steps, and the question not before
+    # act_question_min_steps (None: act_min_steps, the floor of every position, which each must
+    # reach). A facts' floor that ACT never leaves gives the facts a fixed depth while the question
+    # keeps its dynamic halting: in the tasks 1-3 mix, task 3 fails when ACT halts every fact at
+    # its floor of 2, and not at a fixed depth of 8 (docs/results.md).
     act_fact_min_steps: int | None = None
+    act_question_min_steps: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.fact_words is not None:
             self._check_positive("fact_words")
-        if self.act_fact_min_steps is not None:
+        for name in ("act_fact_min_steps", "act_question_min_steps"):
+            floor = getattr(self, name)
+            if floor is None:
+                continue
             if not self.act:
-                raise ConfigError("act_fact_min_steps is a floor for ACT's halting, but act is false")
-            self._check_positive("act_fact_min_steps")
-            if self.act_fact_min_steps > self.max_steps:
-                raise ConfigError(f"act_fact_min_steps ({self.act_fact_min_steps}) exceeds the most steps ACT may "
-                                  f"take ({self.max_steps}; act_max_steps or 2 x num_steps)")
+                raise ConfigError(f"{name} is a floor for ACT's halting, but act is false")
+            if not isinstance(floor, int) or not self.act_min_steps <= floor <= self.max_steps:
+                raise ConfigError(f"{name} must be a step from act_min_steps ({self.act_min_steps}, every "
+                                  f"position's floor) to the most steps ACT may take ({self.max_steps}), got {floor!r}")
         if self.pooling == "first":  # the oldest memory slot, usually padding
             raise ConfigError("the story model reads the answer with pooling 'last' (the question) or 'mean', not 'first'")
 

@@ -1,5 +1,6 @@
 """The bAbI model: its fact encoder masks padding words itself, whatever row 0 of its embedding
-holds; ``act_fact_min_steps`` puts a floor under the facts' depth and not the question's."""
+holds; ``act_fact_min_steps`` and ``act_question_min_steps`` put a floor under the depth of
+the facts or of the question alone."""
 
 from __future__ import annotations
 
@@ -64,10 +65,20 @@ def test_facts_floor_holds_the_facts_and_leaves_the_question_to_act():
     torch.testing.assert_close(held[:, -1], plain[:, -1], atol=0, rtol=0)  # the question halts before any fact moves
 
 
-def test_facts_floor_is_checked():
+def test_question_floor_holds_the_question_and_leaves_the_facts_to_act():
+    facts = torch.tensor([[[3, 4, 5, 0], [6, 7, 0, 0]], [[8, 9, 10, 11], [12, 3, 0, 0]]])
+    question = torch.tensor([[13, 14, 0, 0], [15, 16, 17, 0]])
+    with torch.no_grad():
+        n = _story_model(act_question_min_steps=4)(facts, question).halting["encoder"].n_updates
+    assert torch.all(n[:, :-1] <= 2) and torch.all(n[:, -1] >= 4)
+
+
+def test_facts_and_question_floors_are_checked():
     with pytest.raises(ConfigError, match="act is false"):
         _story_model(act=False, act_fact_min_steps=4)
-    with pytest.raises(ConfigError, match="act_fact_min_steps .7. exceeds"):
+    with pytest.raises(ConfigError, match="act_fact_min_steps must be a step from act_min_steps .1.* \\(6\\), got 7"):
         _story_model(act_fact_min_steps=7)  # at most 2 x num_steps = 6
-    with pytest.raises(ConfigError, match="act_fact_min_steps"):
-        _story_model(act_fact_min_steps=0)
+    with pytest.raises(ConfigError, match="act_question_min_steps must be"):
+        _story_model(act_question_min_steps=0)
+    with pytest.raises(ConfigError, match="act_fact_min_steps must be a step from act_min_steps .3."):
+        _story_model(act_min_steps=3, act_fact_min_steps=2)  # every position's floor holds the facts too

@@ -1000,8 +1000,9 @@ FLOOR_ROW = 4_000  # a row every 4,000 steps
 def _floor_label(record: RunRecord) -> str:
     model = record.config["model"]
     halting = f"ACT, floor {model.get('act_min_steps', 1)}" if model.get("act") else f"no ACT, {model.get('num_steps')} steps"
-    if model.get("act") and model.get("act_fact_min_steps") is not None:
-        halting = f"ACT, facts' floor {model['act_fact_min_steps']}, question's {model.get('act_min_steps', 1)}"
+    if model.get("act") and (model.get("act_fact_min_steps") is not None or model.get("act_question_min_steps") is not None):
+        fact, question = (model.get(key) or model.get("act_min_steps", 1) for key in ("act_fact_min_steps", "act_question_min_steps"))
+        halting = f"ACT, facts' floor {fact}, question's {question}"
     if model.get("act") and model.get("ponder_weight") == 0:
         halting += ", no ponder cost"
     return f"{babi_group(record.experiment)} ({halting})"
@@ -1028,9 +1029,11 @@ def babi_floor_table(records: list[RunRecord]) -> str:
 
 # Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
 # ACT's floor of 2, every position through 8 steps (no ACT, or ACT's floor at 8, where it stays),
-# and the facts through 8 steps with the question halting by ACT. Every seed is a row.
+# the facts through 8 steps with the question halting by ACT, and the reverse (the question held to
+# step 12, the facts halting by ACT). Every seed is a row.
 DEPTH_STUDY = ("babi/en-10k/ut-act-t2t-v2-mix123", "babi/en-10k/ut-t2t-v2-mix123",
-               "babi/en-10k/ut-act-t2t-v2-mix123-min8", "babi/en-10k/ut-act-t2t-v2-mix123-facts8")
+               "babi/en-10k/ut-act-t2t-v2-mix123-min8", "babi/en-10k/ut-act-t2t-v2-mix123-facts8",
+               "babi/en-10k/ut-act-t2t-v2-mix123-question12")
 DEPTH_TASKS = (1, 2, 3)
 
 

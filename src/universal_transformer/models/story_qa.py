@@ -79,18 +79,20 @@ class UTStoryQA(_UTClassifierBase):
         out = self.encoder(
             self.embedding_dropout(h), padding=padding,
             positions=self._positions(h[..., 0], position_offset), need_weights=need_weights,
-            act_floor=self._fact_floor(facts),
+            act_floor=self._act_floor(facts),
         )
         logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)
 
-    def _fact_floor(self, facts: Tensor) -> Tensor | None:
-        """ACT's floor per position ``[B, F + 1]``: ``act_fact_min_steps`` at the facts, ``act_min_steps`` at the question."""
-        floor = self.config.act_fact_min_steps
-        if floor is None:
+    def _act_floor(self, facts: Tensor) -> Tensor | None:
+        """ACT's floor per position ``[B, F + 1]``: ``act_fact_min_steps`` at the facts and
+        ``act_question_min_steps`` at the question (each ``act_min_steps`` when unset); None when both are unset."""
+        cfg = self.config
+        if cfg.act_fact_min_steps is None and cfg.act_question_min_steps is None:
             return None
-        steps = facts.new_full(facts.shape[:2], floor)
-        return torch.cat((steps, steps.new_full((facts.shape[0], 1), self.config.act_min_steps)), dim=1)
+        fact, question = (cfg.act_min_steps if v is None else v for v in (cfg.act_fact_min_steps, cfg.act_question_min_steps))
+        steps = facts.new_full(facts.shape[:2], fact)
+        return torch.cat((steps, steps.new_full((facts.shape[0], 1), question)), dim=1)
 
 
 __all__ = ["FactEncoder", "UTStoryQA"]
