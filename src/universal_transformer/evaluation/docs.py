@@ -1042,20 +1042,22 @@ def babi_depth_table(records: list[RunRecord]) -> str:
     """For each run of :data:`DEPTH_STUDY` (any seed): its test error (%) on tasks 1, 2 and 3 from
     the best model on validation, and the test ponder time of task 3's supporting and other facts
     and of the question of each task (steps plus remainder; a fixed depth of 8 counts 8, ACT's floor of 8 at least 9)."""
-    runs = sorted((r for r in records if re.sub(r"/seed-\d+$", "", r.experiment) in DEPTH_STUDY
-                   and "task3/error" in r.metrics.get("test", {})),
-                  key=lambda r: (DEPTH_STUDY.index(re.sub(r"/seed-\d+$", "", r.experiment)), r.config["train"].get("seed", 0)))
+    def setting(record: RunRecord) -> str:  # the experiment without its /seed-N folder
+        return re.sub(r"/seed-\d+$", "", record.experiment)
+
+    def cells(test: dict[str, Any], keys: list[str]) -> str:
+        return " / ".join(f"{test[k]:.1f}" if k in test else "-" for k in keys)
+
+    runs = sorted((r for r in records if setting(r) in DEPTH_STUDY and "task3/error" in r.metrics.get("test", {})),
+                  key=lambda r: (DEPTH_STUDY.index(setting(r)), r.config["train"].get("seed", 0)))
     rows = []
     for r in runs:
         test = r.metrics["test"]
-        errors = " / ".join(f"{test[f'task{t}/error']:.1f}" if f"task{t}/error" in test else "-" for t in DEPTH_TASKS)
-        facts = " / ".join(f"{test[f'task3/ponder_{role}']:.1f}" if f"task3/ponder_{role}" in test else "-"
-                           for role in ("supporting", "other"))
-        question = " / ".join(f"{test[f'task{t}/ponder_question']:.1f}" if f"task{t}/ponder_question" in test else "-"
-                              for t in DEPTH_TASKS)
         rows.append([_floor_label(r), str(r.config["train"].get("seed", 0)),
-                     f"{r.best_step:,} of {r.steps:,}" + (" (partial)" if r.partial else ""), errors,
-                     facts, question])
+                     f"{r.best_step:,} of {r.steps:,}" + (" (partial)" if r.partial else ""),
+                     cells(test, [f"task{t}/error" for t in DEPTH_TASKS]),
+                     cells(test, ["task3/ponder_supporting", "task3/ponder_other"]),
+                     cells(test, [f"task{t}/ponder_question" for t in DEPTH_TASKS])])
     if not rows:
         return NO_RECORDS
     partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
