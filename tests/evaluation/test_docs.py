@@ -364,10 +364,12 @@ def test_babi_tables_best_seed_per_group_and_partial():
     assert TABLES["babi"]([]) == docs.NO_RECORDS
 
 
-def test_babi_ponder_figure_one_line_per_column_with_two_tasks(tmp_path):
+def test_babi_ponder_figure_one_line_per_act_column_with_two_tasks(tmp_path):
+    act = {"act": True}
     records = [
-        _babi("babi/en/joint", 0, -5.0, {1: 0.0, 2: 30.0, 3: 40.0}),  # ponder 3, 4, 5 (_babi)
-        _babi("babi/en/single/task1", 0, -1.0, {1: 0.0}),  # one point: no line of its own
+        _babi("babi/en/joint", 0, -5.0, {1: 0.0, 2: 30.0, 3: 40.0}, model=act),  # ponder 3, 4, 5 (_babi)
+        _babi("babi/en/single/task1", 0, -1.0, {1: 0.0}, model=act),  # one point: no line of its own
+        _babi("babi/en/fixed-depth", 0, -5.0, {1: 0.0, 2: 30.0}),  # no ACT: nothing to show
     ]
     assert docs.FIGURES["babi-ponder"](records, tmp_path / "p.png")
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
@@ -662,7 +664,7 @@ def test_length_curves_and_their_figure(tmp_path):
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
                        "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None,
-                       "babi-stories-ponder": None, "babi-floor": None, "babi-stories-joint": None}
+                       "babi-stories-ponder": None, "babi-floor": None, "babi-stories-joint": None, "babi-depth": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())
 
@@ -1051,3 +1053,29 @@ def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times(
     ])
     assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix123-facts8/seed-1" in table
     assert TABLES["babi-depth"]([other, no_test]) == docs.NO_RECORDS
+
+
+def test_depth_figure_draws_the_act_runs_ponder_over_all_positions_and_of_the_question(tmp_path):
+    def run(name, model, seed, ponder):
+        record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}], model={"num_steps": 8, **model})
+        record.config["train"]["seed"] = seed
+        record.metrics["test"] = {"task3/error": 20.0, **{f"task{t}/ponder_time": p for t, p in ponder.items()},
+                                  "task1/ponder_std": 0.5, **{f"task{t}/ponder_question": 2 * p for t, p in ponder.items()}}
+        return record
+
+    floor2 = run("ut-act-t2t-v2-mix123", {"act": True, "act_min_steps": 2}, 0, {1: 3.0, 2: 3.1, 3: 3.2})
+    facts8 = run("ut-act-t2t-v2-mix123-facts8/seed-1", {"act": True, "act_min_steps": 2, "act_fact_min_steps": 8}, 1,
+                 {1: 9.0, 3: 9.5})
+    fixed = run("ut-t2t-v2-mix123", {"act": False}, 0, {1: 8.0, 2: 8.0, 3: 8.0})  # a fixed depth: not drawn
+    panels, styles = docs.depth_ponder_panels([facts8, fixed, floor2])
+    assert panels == {
+        "all positions": {"ACT, floor 2, seed 0": {1: (3.0, 0.5), 2: (3.1, None), 3: (3.2, None)},
+                          "ACT, facts' floor 8, question's 2, seed 1": {1: (9.0, 0.5), 3: (9.5, None)}},
+        "the question": {"ACT, floor 2, seed 0": {1: (6.0, None), 2: (6.2, None), 3: (6.4, None)},
+                         "ACT, facts' floor 8, question's 2, seed 1": {1: (18.0, None), 3: (19.0, None)}},
+    }
+    assert styles == {"ACT, floor 2, seed 0": {"color": "C0", "linestyle": "-"},
+                      "ACT, facts' floor 8, question's 2, seed 1": {"color": "C1", "linestyle": ":"}}
+    assert docs.FIGURES["babi-depth"]([facts8, fixed, floor2], tmp_path / "d.png")
+    assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"
+    assert not docs.FIGURES["babi-depth"]([fixed], tmp_path / "e.png")

@@ -998,6 +998,11 @@ FLOOR_ROW = 4_000  # a row every 4,000 steps
 
 
 def _floor_label(record: RunRecord) -> str:
+    return f"{babi_group(record.experiment)} ({_halting_label(record)})"
+
+
+def _halting_label(record: RunRecord) -> str:
+    """How a bAbI model's positions halt: ACT and its floors, or a fixed depth."""
     model = record.config["model"]
     halting = f"ACT, floor {model.get('act_min_steps', 1)}" if model.get("act") else f"no ACT, {model.get('num_steps')} steps"
     if model.get("act") and (model.get("act_fact_min_steps") is not None or model.get("act_question_min_steps") is not None):
@@ -1005,7 +1010,7 @@ def _floor_label(record: RunRecord) -> str:
         halting = f"ACT, facts' floor {fact}, question's {question}"
     if model.get("act") and model.get("ponder_weight") == 0:
         halting += ", no ponder cost"
-    return f"{babi_group(record.experiment)} ({halting})"
+    return halting
 
 
 @register_table("babi-floor")
@@ -1037,19 +1042,26 @@ DEPTH_STUDY = ("babi/en-10k/ut-act-t2t-v2-mix123", "babi/en-10k/ut-t2t-v2-mix123
 DEPTH_TASKS = (1, 2, 3)
 
 
+def _depth_setting(record: RunRecord) -> str:
+    """The experiment without its ``/seed-N`` folder."""
+    return re.sub(r"/seed-\d+$", "", record.experiment)
+
+
+def _depth_runs(records: list[RunRecord]) -> list[RunRecord]:
+    """The runs of :data:`DEPTH_STUDY` scored on test, in its order, then by seed."""
+    return sorted((r for r in records if _depth_setting(r) in DEPTH_STUDY and "task3/error" in r.metrics.get("test", {})),
+                  key=lambda r: (DEPTH_STUDY.index(_depth_setting(r)), r.config["train"].get("seed", 0)))
+
+
 @register_table("babi-depth")
 def babi_depth_table(records: list[RunRecord]) -> str:
     """For each run of :data:`DEPTH_STUDY` (any seed): its test error (%) on tasks 1, 2 and 3 from
     the best model on validation, and the test ponder time of task 3's supporting and other facts
     and of the question of each task (steps plus remainder; a fixed depth of 8 counts 8, ACT's floor of 8 at least 9)."""
-    def setting(record: RunRecord) -> str:  # the experiment without its /seed-N folder
-        return re.sub(r"/seed-\d+$", "", record.experiment)
-
     def cells(test: dict[str, Any], keys: list[str]) -> str:
         return " / ".join(f"{test[k]:.1f}" if k in test else "-" for k in keys)
 
-    runs = sorted((r for r in records if setting(r) in DEPTH_STUDY and "task3/error" in r.metrics.get("test", {})),
-                  key=lambda r: (DEPTH_STUDY.index(setting(r)), r.config["train"].get("seed", 0)))
+    runs = _depth_runs(records)
     rows = []
     for r in runs:
         test = r.metrics["test"]
@@ -1064,6 +1076,41 @@ def babi_depth_table(records: list[RunRecord]) -> str:
     header = ["run", "seed", "best step", "test error % (tasks 1 / 2 / 3)", "task 3 facts' ponder (supporting / other)",
               "question's ponder (tasks 1 / 2 / 3)"]
     return _table(header, rows) + partial_footnote(partial_runs)
+
+
+def depth_ponder_panels(records: list[RunRecord]) -> tuple[dict[str, dict[str, dict[int, tuple[float, float | None]]]], dict[str, dict]]:
+    """The ponder times of the ACT runs of :data:`DEPTH_STUDY` on tasks 1-3, as panels of
+    curves (title -> label -> task -> (mean, std over positions)) for ``plot_ponder_panels``:
+    over all positions (the paper's measure) and of the question alone; and each label's line
+    style, a colour per setting and a line style per seed."""
+    runs = [r for r in _depth_runs(records) if r.config["model"].get("act")]
+
+    def points(r: RunRecord, metric: str, std: str | None) -> dict[int, tuple[float, float | None]]:
+        test = r.metrics["test"]
+        return {t: (test[f"task{t}/{metric}"], test.get(f"task{t}/{std}") if std else None)
+                for t in DEPTH_TASKS if f"task{t}/{metric}" in test}
+
+    labels = {r.experiment: f"{_halting_label(r)}, seed {r.config['train'].get('seed', 0)}" for r in runs}
+    panels = {"all positions": {labels[r.experiment]: points(r, "ponder_time", "ponder_std") for r in runs},
+              "the question": {labels[r.experiment]: points(r, "ponder_question", None) for r in runs}}
+    settings = list(dict.fromkeys(map(_depth_setting, runs)))
+    styles = {labels[r.experiment]: {"color": f"C{settings.index(_depth_setting(r))}",
+                                     "linestyle": ("-", ":", "-.", "--")[r.config["train"].get("seed", 0) % 4]} for r in runs}
+    return panels, styles
+
+
+def _depth_figure(records: list[RunRecord], out: Path) -> bool:
+    """:func:`depth_ponder_panels` beside the paper's 2.3 / 3.1 / 3.8, when a run has two tasks' ponder times."""
+    panels, styles = depth_ponder_panels(records)
+    if not any(len(points) > 1 for curves in panels.values() for points in curves.values()):
+        return False
+    from ..visualisation.babi import plot_ponder_panels  # matplotlib only when drawing
+
+    plot_ponder_panels(panels, out, paper=PAPER_PONDER, styles=styles)
+    return True
+
+
+FIGURES["babi-depth"] = _depth_figure
 
 
 def _floor_figure(records: list[RunRecord], out: Path) -> bool:
@@ -1198,10 +1245,11 @@ FIGURES["babi-ponder-study"] = _ponder_study_figure
 
 def _babi_ponder_figure(records: list[RunRecord], out: Path) -> bool:
     """Mean test ponder time against the number of supporting facts (tasks 1, 2, 3) for each
-    column of the bAbI table that has it for two of them or more (the joint models, the
-    single-task models), beside the paper's 2.3 / 3.1 / 3.8."""
+    column of the bAbI table with ACT that has it for two of them or more (the joint models, the
+    single-task models), beside the paper's 2.3 / 3.1 / 3.8; a fixed depth has nothing to show."""
+    act = {babi_group(r.experiment) for r in family(records, "babi") if r.config.get("model", {}).get("act")}
     curves = {name: points for name, column in babi_columns(records).items()
-              if len(points := ponder_by_supporting_facts(column)) > 1}
+              if name in act and len(points := ponder_by_supporting_facts(column)) > 1}
     if not curves:
         return False
     from ..visualisation.babi import plot_ponder_by_facts  # matplotlib only when drawing

@@ -74,35 +74,68 @@ def plot_ponder(model, example: BabiExample, batch: StoryBatch, out: str | Path)
     return out
 
 
+LEGEND_INSIDE = 6  # more lines than this and the legend goes beside the plot, where it hides none
+
+
 def _save_line_plot(fig, ax, out: str | Path) -> Path:
-    """Grid, legend and a PNG without a time stamp (the same numbers draw the same file)."""
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    """Grid, one legend (on ``ax``, of the lines of every panel, each label once) and a PNG
+    without a time stamp (the same numbers draw the same file)."""
+    lines: dict[str, object] = {}
+    for axis in fig.axes:
+        axis.grid(alpha=0.3)
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            lines.setdefault(label, handle)
+    fig.tight_layout()  # before the legend: one beside the plot widens the figure, not shrinks the plot
+    if len(lines) > LEGEND_INSIDE:
+        ax.legend(lines.values(), lines.keys(), fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(lines.values(), lines.keys(), fontsize=7)
     out = Path(out)
-    fig.savefig(out, dpi=110, metadata={"Software": None})
+    fig.savefig(out, dpi=110, metadata={"Software": None}, bbox_inches="tight")
     plt.close(fig)
     return out
 
 
-def plot_ponder_by_facts(curves: dict[str, dict[int, tuple[float, float | None]]], out: str | Path, *,
-                         paper: dict[int, float] | None = None) -> Path:
-    """Mean test ponder time (± std over positions) against the number of supporting facts
-    (bAbI tasks 1, 2, 3), one line per ACT setting, the paper's values dashed. The PNG
-    carries no time stamp, so the same numbers draw the same file."""
-    fig, ax = plt.subplots(figsize=(5.2, 3.8))
-    for i, (setting, points) in enumerate(curves.items()):
+Curves = dict[str, dict[int, tuple[float, float | None]]]  # label -> task (= supporting facts) -> (mean, std)
+
+
+def _ponder_lines(ax, curves: Curves, *, paper: dict[int, float] | None, styles: dict[str, dict] | None = None) -> None:
+    """One line per label over tasks 1, 2, 3 (± std where given), the paper's values dashed."""
+    for i, (label, points) in enumerate(curves.items()):
         facts = sorted(points)
         means = [points[k][0] for k in facts]
         stds = [points[k][1] or 0.0 for k in facts]
         shift = (i - (len(curves) - 1) / 2) * 0.04  # side by side, so the error bars do not hide each other
-        ax.errorbar([k + shift for k in facts], means, yerr=stds, marker="o", markersize=4, capsize=3, label=setting)
+        style = (styles or {}).get(label) or {"linestyle": ("-", "-.", ":")[i // 10 % 3]}  # past ten, the colours repeat
+        ax.errorbar([k + shift for k in facts], means, yerr=stds, marker="o", markersize=4, capsize=3, label=label, **style)
     if paper:
         ax.plot(sorted(paper), [paper[k] for k in sorted(paper)], "k--", marker="s", markersize=4, label="paper")
-    ax.set_xticks([1, 2, 3], ["task 1 (1 fact)", "task 2 (2)", "task 3 (3)"])
-    ax.set_xlabel("supporting facts")
+    ax.set_xticks([1, 2, 3], ["task 1", "task 2", "task 3"])
+    ax.set_xlabel("supporting facts (task 1: one, 2: two, 3: three)")
+
+
+def plot_ponder_by_facts(curves: Curves, out: str | Path, *, paper: dict[int, float] | None = None) -> Path:
+    """Mean test ponder time (± std over positions) against the number of supporting facts
+    (bAbI tasks 1, 2, 3), one line per ACT setting, the paper's values dashed. The PNG
+    carries no time stamp, so the same numbers draw the same file."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    _ponder_lines(ax, curves, paper=paper)
     ax.set_ylabel("mean ponder time (steps + remainder)")
     return _save_line_plot(fig, ax, out)
+
+
+def plot_ponder_panels(panels: dict[str, Curves], out: str | Path, *, paper: dict[int, float] | None = None,
+                       styles: dict[str, dict] | None = None) -> Path:
+    """Side-by-side panels of ponder time against the number of supporting facts, one per
+    title in ``panels`` (e.g. all positions, the question alone), sharing the y axis and one
+    legend; the paper's values (a mean over all positions) are drawn in the first panel only.
+    ``styles`` maps a label to matplotlib line options (colour per setting, line style per seed)."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), sharey=True, squeeze=False)
+    for i, (ax, (title, curves)) in enumerate(zip(axes[0], panels.items())):
+        _ponder_lines(ax, curves, paper=paper if i == 0 else None, styles=styles)
+        ax.set_title(title, fontsize=9)
+    axes[0, 0].set_ylabel("ponder time (steps + remainder)")
+    return _save_line_plot(fig, axes[0, -1], out)
 
 
 def plot_learning_curves(curves: dict[str, list[tuple[float, float]]], out: str | Path, *, xlabel: str,
