@@ -1047,10 +1047,14 @@ def _depth_setting(record: RunRecord) -> str:
     return re.sub(r"/seed-\d+$", "", record.experiment)
 
 
+def _seed(record: RunRecord) -> int:
+    return record.config["train"].get("seed", 0)
+
+
 def _depth_runs(records: list[RunRecord]) -> list[RunRecord]:
     """The runs of :data:`DEPTH_STUDY` scored on test, in its order, then by seed."""
     return sorted((r for r in records if _depth_setting(r) in DEPTH_STUDY and "task3/error" in r.metrics.get("test", {})),
-                  key=lambda r: (DEPTH_STUDY.index(_depth_setting(r)), r.config["train"].get("seed", 0)))
+                  key=lambda r: (DEPTH_STUDY.index(_depth_setting(r)), _seed(r)))
 
 
 @register_table("babi-depth")
@@ -1065,7 +1069,7 @@ def babi_depth_table(records: list[RunRecord]) -> str:
     rows = []
     for r in runs:
         test = r.metrics["test"]
-        rows.append([_floor_label(r), str(r.config["train"].get("seed", 0)),
+        rows.append([_floor_label(r), str(_seed(r)),
                      f"{r.best_step:,} of {r.steps:,}" + (" (partial)" if r.partial else ""),
                      cells(test, [f"task{t}/error" for t in DEPTH_TASKS]),
                      cells(test, ["task3/ponder_supporting", "task3/ponder_other"]),
@@ -1078,7 +1082,10 @@ def babi_depth_table(records: list[RunRecord]) -> str:
     return _table(header, rows) + partial_footnote(partial_runs)
 
 
-def depth_ponder_panels(records: list[RunRecord]) -> tuple[dict[str, dict[str, dict[int, tuple[float, float | None]]]], dict[str, dict]]:
+PonderCurves = dict[str, dict[int, tuple[float, float | None]]]  # label -> task -> (mean, std over positions)
+
+
+def depth_ponder_panels(records: list[RunRecord]) -> tuple[dict[str, PonderCurves], dict[str, dict]]:
     """The ponder times of the ACT runs of :data:`DEPTH_STUDY` on tasks 1-3, as panels of
     curves (title -> label -> task -> (mean, std over positions)) for ``plot_ponder_panels``:
     over all positions (the paper's measure) and of the question alone; and each label's line
@@ -1090,12 +1097,12 @@ def depth_ponder_panels(records: list[RunRecord]) -> tuple[dict[str, dict[str, d
         return {t: (test[f"task{t}/{metric}"], test.get(f"task{t}/{std}") if std else None)
                 for t in DEPTH_TASKS if f"task{t}/{metric}" in test}
 
-    labels = {r.experiment: f"{_halting_label(r)}, seed {r.config['train'].get('seed', 0)}" for r in runs}
+    labels = {r.experiment: f"{_halting_label(r)}, seed {_seed(r)}" for r in runs}
     panels = {"all positions": {labels[r.experiment]: points(r, "ponder_time", "ponder_std") for r in runs},
               "the question": {labels[r.experiment]: points(r, "ponder_question", None) for r in runs}}
     settings = list(dict.fromkeys(map(_depth_setting, runs)))
     styles = {labels[r.experiment]: {"color": f"C{settings.index(_depth_setting(r))}",
-                                     "linestyle": ("-", ":", "-.", "--")[r.config["train"].get("seed", 0) % 4]} for r in runs}
+                                     "linestyle": ("-", ":", "-.", "--")[_seed(r) % 4]} for r in runs}
     return panels, styles
 
 
