@@ -23,11 +23,15 @@
 # A run the DEADLINE leaves unfinished then has its best model so far scored on the test split
 # (`ut eval --record`, after the deadline), so that its partial record carries test metrics
 # even if this machine, and the run directory with it, is gone by the next session.
+# Set RUN_SECONDS to cap each run's training in this invocation (a first pass over many runs, so
+# that each has a scored record before the long ones take the lanes): a run that has trained
+# that long (less than two minutes left of it) is scored on test in the same way and its lane
+# takes the next run; the same command again continues them.
 # A run whose record in results/GROUP/ is finished but whose run folder is not here (it ran
 # on another machine) is skipped; a partial one starts afresh, and `ut` keeps the committed
 # record until the new run has passed its steps or finished.
 set -u
-usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -lt 4 ] && usage
 configs=$1 group=$2 out=$3 secs=$4
 shift 4
@@ -62,8 +66,22 @@ if [ -n "${DEADLINE:-}" ]; then
     exit 2
   fi
 fi
+run_seconds=${RUN_SECONDS:-}
+if [ -n "$run_seconds" ] && ! [[ $run_seconds =~ ^[1-9][0-9]*$ ]]; then
+  echo "RUN_SECONDS must be a positive number of seconds, got '$run_seconds'" >&2
+  exit 2
+fi
 secs=${secs%.*}  # whole seconds, for the arithmetic below
 mkdir -p "$out"
+
+# The best model so far of an unfinished run, scored on test into its record (none before its
+# first evaluation).
+score_partial() {
+  local name=$1
+  [ -d "$out/$1/best" ] || return 0
+  echo "== $name: partial, scoring its best model on test" >> "$out/$name.log"
+  $ut eval "$out/$name" --split test --threads 1 "${eval_overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1
+}
 
 run_one() {
   local name=$1
@@ -79,19 +97,26 @@ run_one() {
     echo "== $name: finished elsewhere ($record, no $out/$name): not run again; move the record away to rerun it" >> "$out/$name.log"
     return 0
   fi
+  local run_end=
+  [ -n "$run_seconds" ] && run_end=$(( $(date +%s) + run_seconds ))
   until [ -f "$out/$name/metrics.json" ]; do
     limit=$secs
     if [ -n "$deadline" ]; then
       limit=$(( deadline - $(date +%s) ))
       if (( limit < 120 )); then
         echo "== $name: not started, DEADLINE $DEADLINE is near ($(date -u +%FT%TZ))" >> "$out/$name.log"
-        if [ -d "$out/$name/best" ]; then
-          echo "== $name: partial, scoring its best model on test" >> "$out/$name.log"
-          $ut eval "$out/$name" --split test --threads 1 "${eval_overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1
-        fi
+        score_partial "$name"
         return 3
       fi
       (( limit > secs )) && limit=$secs
+    fi
+    if [ -n "$run_end" ]; then
+      if (( run_end - $(date +%s) < 120 )); then
+        echo "== $name: stopped, RUN_SECONDS=$run_seconds spent ($(date -u +%FT%TZ))" >> "$out/$name.log"
+        score_partial "$name"
+        return 0
+      fi
+      (( limit > run_end - $(date +%s) )) && limit=$(( run_end - $(date +%s) ))
     fi
     echo "== $name: chunk at $(date -u +%FT%TZ)" >> "$out/$name.log"
     $ut train "$config" --out "$out/$name" --no-progress --time-limit "$limit" \

@@ -8,7 +8,9 @@ import pytest
 import yaml
 
 from universal_transformer.config import ConfigError
-from universal_transformer.evaluation.babi_report import best_of_seeds, collect_runs, error_table, ponder_table, runs_table
+from universal_transformer.evaluation.babi_report import (
+    FAIL_ABOVE, PAPER_AVERAGE, PAPER_BEST_OF_10, best_of_seeds, collect_runs, error_table, paper_table, ponder_table, runs_table,
+)
 
 from ..data.test_babi import TINY_BABI, needs_data
 from ..training.conftest import run_ut
@@ -127,3 +129,25 @@ def test_baseline_table_shows_failed_tasks_and_their_error_where_the_baseline_is
     assert "| 16 | 50.4 | 50.4 (30.2 / 70.0) | - |" in lines
     assert len(lines) == 4
     assert "No records" in baseline_table({"old": {16: older}}, baseline)
+
+
+def test_paper_appendix_c_agrees_with_its_table_1():
+    """The per-task best-of-10 errors transcribed from Appendix C average to Table 1's numbers (to
+    its rounding) and fail the tasks Table 1 counts (0 / 0 / 3 / 5)."""
+    failed = {"10k single": 0, "10k joint": 0, "1k single": 3, "1k joint": 5}
+    for label, errors in PAPER_BEST_OF_10.items():
+        assert len(errors) == 20
+        assert abs(sum(errors) / 20 - PAPER_AVERAGE[label]) <= 0.006, label
+        assert sum(e > FAIL_ABOVE for e in errors) == failed[label], label
+
+
+def test_paper_table_sets_ours_beside_the_paper_and_marks_new_failures():
+    ours = {t: {"test": {f"task{t}/error": 0.0}} for t in range(1, 21)}
+    ours[3]["test"]["task3/error"] = 6.0  # fails here; the paper's 0.4 does not: bold
+    ours[19]["test"]["task19/error"] = 50.0  # fails in both (1k single: 47.1): not bold
+    table = paper_table({"10k single": ours, "1k single": ours, "1k joint": None}).split("\n")
+    assert table[0] == "| task | 10k single: paper | here | 1k single: paper | here | 1k joint: paper | here |"
+    assert table[2 + 2] == "| 3 | 0.4 | **6.0** | 3.7 | **6.0** | 5.4 | - |"
+    assert table[2 + 18] == "| 19 | 2.8 | **50.0** | 47.1 | 50.0 | 68.2 | - |"
+    assert table[-2] == "| average error | 0.21 | 2.80 | 4.55 | 2.80 | 7.78 | - |"
+    assert table[-1] == "| failed (> 5%) | 0 | 2 | 3 | 2 | 5 | - |"

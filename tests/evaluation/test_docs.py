@@ -1007,6 +1007,23 @@ def test_standing_picks_the_setting_best_on_validation_and_counts_failed_tasks()
     assert "| 0.00 (0 failed) | babi/en/joint-1k |" in _row(table, "bAbI 1k joint (Table 1)", "UT+ACT: average test error % (failed tasks)")
 
 
+def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
+    records = [
+        _joint("babi/en-10k/joint-a", 3.0, [0.0] * 20),  # worse on validation: not shown
+        _joint("babi/en-10k/joint-b", 2.0, [10.0] + [1.0] * 19, status="time_limit"),
+        _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # no ACT: not Appendix C's model
+    ]
+    table = TABLES["babi-paper"](records)
+    lines = table.split("\n")
+    assert lines[0] == ("| task | 10k single: paper | here | 10k joint: paper | here | 1k single: paper | here "
+                        "| 1k joint: paper | here |")
+    assert lines[2] == "| 1 | 0.0 | - | 0.0 | **10.0** | 0.0 | - | 0.0 | - |"
+    assert "| average error | 0.21 | - | 0.29 | 1.45 | 4.55 | - | 7.78 | - |" in lines
+    assert table.endswith("here: 10k single: not measured in full yet; 10k joint: babi/en-10k/joint-b (partial); "
+                          "1k single: not measured in full yet; 1k joint: not measured in full yet")
+    assert TABLES["babi-paper"](records[2:]) == docs.NO_RECORDS
+
+
 def test_standing_reads_lte_cells_and_named_runs():
     records = [
         make_record("lte/control-ut", task={"name": "lte", "task": "control"}, validation={"score": 0.4},

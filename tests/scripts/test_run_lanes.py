@@ -12,7 +12,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_lanes.sh"
 
 # Logs "NAME start|end TIME" to $LOG; sleeps 1.5 s for a run named long*, else 0.2 s; then
 # writes its arguments to RUN_DIR/train-args and RUN_DIR/metrics.json, which marks the run
-# finished. `ut eval RUN_DIR ...` logs "NAME eval TIME" and writes its arguments to RUN_DIR/eval-args.
+# finished (a run named endless* never finishes: it appends its arguments and leaves RUN_DIR/best). `ut eval RUN_DIR ...` logs "NAME eval TIME" and writes its arguments to RUN_DIR/eval-args.
 FAKE_UT = """#!/usr/bin/env bash
 if [ "$1" = eval ]; then
   echo "$(basename "$2") eval $(date +%s.%N)" >> "$LOG"; echo "$*" > "$2/eval-args"; exit 0
@@ -22,19 +22,23 @@ while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
 name=$(basename "$out")
 echo "$name start $(date +%s.%N)" >> "$LOG"
 case $name in long*) sleep 1.5;; *) sleep 0.2;; esac
+if [[ $name == endless* ]]; then  # never finishes: each chunk only leaves a best model
+  mkdir -p "$out/best" && echo "$args" >> "$out/train-args" && echo "$name end $(date +%s.%N)" >> "$LOG" && exit 0
+fi
 mkdir -p "$out" && echo "$args" > "$out/train-args" && echo '{}' > "$out/metrics.json"
 echo "$name end $(date +%s.%N)" >> "$LOG"
 """
 
 
-def _run(tmp_path: Path, names: list[str], configs: Path | None = None, **env: str) -> tuple[subprocess.CompletedProcess, dict[str, dict[str, float]]]:
+def _run(tmp_path: Path, names: list[str], configs: Path | None = None, secs: str = "60",
+         **env: str) -> tuple[subprocess.CompletedProcess, dict[str, dict[str, float]]]:
     fake = tmp_path / "ut"
     fake.write_text(FAKE_UT)
     fake.chmod(0o755)
     log = tmp_path / "log"
     log.unlink(missing_ok=True)
     configs = configs or tmp_path / "configs"
-    result = subprocess.run(["bash", str(SCRIPT), str(configs), "group", str(tmp_path / "runs"), "60", *names],
+    result = subprocess.run(["bash", str(SCRIPT), str(configs), "group", str(tmp_path / "runs"), secs, *names],
                             env={**os.environ, "UT": str(fake), "LOG": str(log), **env},
                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
     events: dict[str, dict[str, float]] = {}
@@ -91,6 +95,20 @@ def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(t
     near, events = _run(tmp_path, ["partial"], DEADLINE="+1 minute", SET="task.set=en train.early_stopping=10")
     args = (tmp_path / "runs" / "partial" / "eval-args").read_text().split()
     assert near.returncode == 3 and args[-4:] == ["--set", "task.set=en", "--record", "group/partial"]
+
+
+def test_run_seconds_caps_each_run_then_scores_it_and_takes_the_next(tmp_path):
+    # 121 s leaves one second of chunks (0.2 s each here) before less than two minutes are left
+    result, events = _run(tmp_path, ["endless", "a"], secs="600", LANES="1", RUN_SECONDS="121")
+    assert result.returncode == 0, result.stderr
+    assert set(events["endless"]) == {"start", "end", "eval"} and events["endless"]["eval"] <= events["a"]["start"]
+    limits = [int(line.split()[line.split().index("--time-limit") + 1])
+              for line in (tmp_path / "runs" / "endless" / "train-args").read_text().splitlines()]
+    assert 2 <= len(limits) <= 8 and all(120 <= limit <= 121 for limit in limits)  # cut from 600 to what is left
+    log = (tmp_path / "runs" / "endless.log").read_text()
+    assert "RUN_SECONDS=121 spent" in log and "scoring its best model on test" in log
+    bad, events = _run(tmp_path, ["a"], RUN_SECONDS="soon")
+    assert bad.returncode == 2 and "RUN_SECONDS must be a positive number" in bad.stderr and events == {}
 
 
 def test_one_lane_runs_the_queue_one_after_another(tmp_path):

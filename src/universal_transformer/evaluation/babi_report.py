@@ -197,3 +197,43 @@ def ponder_by_supporting_facts(column: dict[int, dict[str, Any]]) -> dict[int, t
         if run is not None and f"task{task}/ponder_time" in run["test"]:
             out[task] = (run["test"][f"task{task}/ponder_time"], run["test"].get(f"task{task}/ponder_std"))
     return out
+
+
+PAPER_BEST_OF_10: dict[str, tuple[float, ...]] = {
+    # The paper's Appendix C, "best seed run for each task (out of 10 runs)", UT+ACT, test error %
+    # of tasks 1-20; their averages are Table 1's (PAPER_AVERAGE) to its rounding.
+    "10k single": (0.0, 0.0, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.4, 0.6, 0.0, 2.8, 0.0),
+    "10k joint": (0.0, 0.0, 1.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.2, 0.2, 0.0, 3.1, 0.0),
+    "1k single": (0.0, 0.0, 3.7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 5.8, 32.0, 0.0, 47.1, 2.4),
+    "1k joint": (0.0, 0.5, 5.4, 0.0, 0.5, 0.5, 3.2, 1.6, 0.2, 0.4, 0.1, 0.0, 0.6, 3.8, 5.9, 15.4, 42.9, 4.1, 68.2, 2.4),
+}
+
+PAPER_AVERAGE = {"10k single": 0.21, "10k joint": 0.29, "1k single": 4.55, "1k joint": 7.78}
+"""The average test error % the paper prints for UT+ACT (Table 1, Appendix C)."""
+
+
+def paper_table(settings: Mapping[str, dict[int, dict[str, Any]] | None]) -> str:
+    """Markdown table in the layout of the paper's Appendix C: per task, for each setting of
+    :data:`PAPER_BEST_OF_10` (``settings`` maps its label to our column, task -> run, or None
+    where nothing answers it yet), the paper's best-of-10 test error beside ours (%), a cell
+    in bold where ours fails and the paper's does not; then average error and failed tasks."""
+    labels = list(settings)
+    header = " | ".join(f"{label}: paper | here" for label in labels)
+    lines = [f"| task | {header} |", "|---" * (2 * len(labels) + 1) + "|"]
+    ours = {label: [column[t]["test"][f"task{t}/error"] for t in range(1, 21)] if column else None
+            for label, column in settings.items()}
+    for task in range(1, 21):
+        cells = []
+        for label in labels:
+            paper = PAPER_BEST_OF_10[label][task - 1]
+            here = "-" if ours[label] is None else f"{ours[label][task - 1]:.1f}"
+            if ours[label] is not None and ours[label][task - 1] > FAIL_ABOVE >= paper:
+                here = f"**{here}**"
+            cells += [f"{paper:.1f}", here]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    averages, failed = [], []
+    for label in labels:
+        averages += [f"{PAPER_AVERAGE[label]:.2f}", "-" if ours[label] is None else f"{statistics.mean(ours[label]):.2f}"]
+        failed += [str(sum(x > FAIL_ABOVE for x in errors)) if errors else "-" for errors in (PAPER_BEST_OF_10[label], ours[label])]
+    lines += [_summary_row("average error", averages), _summary_row("failed (> 5%)", failed)]
+    return "\n".join(lines)
