@@ -975,9 +975,9 @@ def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
 
 # Where the reproduction stands.
 
-def _joint(experiment, validation, test, *, act=True, **fields):
+def _joint(experiment, validation, test, *, act=True, shared=True, **fields):
     """A joint bAbI record on all 20 tasks: per-task validation and test errors (%)."""
-    return make_record(experiment, task={"name": "babi", "set": "en-10k"}, model={"act": act},
+    return make_record(experiment, task={"name": "babi", "set": "en-10k"}, model={"act": act, "share_weights": shared},
                        validation={"score": -validation, **{f"task{t}/error": validation for t in range(1, 21)}},
                        test={f"task{t}/error": test[t - 1] for t in range(1, 21)}, **fields)
 
@@ -994,6 +994,7 @@ def test_standing_picks_the_setting_best_on_validation_and_counts_failed_tasks()
         _joint("babi/en-10k/joint-b", 2.0, shown, status="time_limit"),
         _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # another model: another row
         _joint("babi/en/joint-1k", 0.5, [0.0] * 20),  # another data set: another row
+        _joint("babi/en/joint-transformer", 0.5, [20.0] * 20, act=False, shared=False),  # the baseline's row
         _babi("babi/en-10k/single/task1", 0, -1.0, {1: 0.0}),  # single runs of one task only: no row
     ]
     table = TABLES["standing"](records)
@@ -1005,6 +1006,10 @@ def test_standing_picks_the_setting_best_on_validation_and_counts_failed_tasks()
     assert _row(table, "bAbI 10k single (Table 1)", "UT+ACT: average test error % (failed tasks)").endswith(
         "| - | not measured in full yet |")
     assert "| 0.00 (0 failed) | babi/en/joint-1k |" in _row(table, "bAbI 1k joint (Table 1)", "UT+ACT: average test error % (failed tasks)")
+    assert _row(table, "bAbI 1k joint (Table 1)", "Transformer baseline: average test error % (failed tasks)").endswith(
+        "| 26.8 (14) | 20.00 (20 failed) | babi/en/joint-transformer |")
+    assert _row(table, "bAbI 1k single (Table 1)", "Transformer baseline: average test error % (failed tasks)").endswith(
+        "| 21.8 (5) | - | not measured in full yet |")
 
 
 def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
