@@ -4,7 +4,7 @@ A record holds everything a number in ``docs/results.md`` needs to be traced and
 repeated: the experiment's name, its fully resolved config, the command line, the seeds,
 the commit and machine it ran on, how long it trained, how it ended, and its validation
 and test metrics. ``ut report`` builds the tables of ``docs/results.md`` from these files
-(``evaluation/docs.py``).
+(``evaluation/docs/``).
 
 The file format (schema 1) is the JSON object of :meth:`RunRecord.to_dict`: exactly the
 fields of :class:`RunRecord`, written with sorted keys, two-space indent and a trailing

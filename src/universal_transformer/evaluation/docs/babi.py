@@ -1,0 +1,596 @@
+"""bAbI question answering (the paper's Section 3.1, Table 1, Appendix C and D): the per-task
+tables of ``babi_report`` over the records, and the studies of halting, depth and stories seen."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from ...tasks.babi import parse_tasks
+from ..babi_report import (
+    FAIL_ABOVE, baseline_table, best_of_seeds, error_table, paper_table, ponder_by_supporting_facts, ponder_table,
+    role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
+)
+from ..records import RunRecord
+from .common import NO_RECORDS, family, fmt_accuracy, fmt_seconds, markdown_table, model_label, partial_footnote
+from .sections import FIGURES, Builder, register_table
+
+
+def babi_summary(record: RunRecord) -> dict[str, Any]:
+    """The record as the run summary that ``babi_report``'s tables read (``metrics.json``'s
+    layout); ``run_dir`` names the record, so a joint run counts once in totals."""
+    return {
+        "validation": dict(record.metrics["validation"]),
+        "test": dict(record.metrics["test"]),
+        "step": record.steps,
+        "best_step": record.best_step,
+        "wall_time_seconds": record.wall_time_seconds,
+        "status": record.status,
+        "experiment": record.experiment,
+        "seeds": list(record.seeds),
+        "run_dir": f"{record.experiment} seeds {record.seeds}",
+    }
+
+
+_TASK_SUFFIX = re.compile(r"/task\d+$")  # a single-task run's name ends so; a joint run's does not
+
+
+def babi_group(experiment: str) -> str:
+    """The column of a bAbI experiment: its name without ``babi/``, a trailing ``/taskN`` and a
+    ``/seed-N`` folder (``ut sweep``'s layout: ``.../seed-1/task2`` is seed 1 of the setting's
+    task 2), so the seeds and tasks of one setting share a column; a joint run is its own."""
+    name = _TASK_SUFFIX.sub("", experiment.removeprefix("babi/"))
+    return re.sub(r"/seed-\d+(?=/|$)", "", name)
+
+
+def _babi_runs(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
+    """Column name -> the summaries of its runs with per-task test errors (every seed)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in family(records, "babi"):
+        summary = babi_summary(record)
+        if run_tasks(summary):
+            groups.setdefault(babi_group(record.experiment), []).append(summary)
+    return groups
+
+
+def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]]]:
+    """Column name -> task -> the best run on validation (``babi_report.best_of_seeds``)."""
+    return {name: best_of_seeds(runs) for name, runs in _babi_runs(records).items()}
+
+
+@register_table("babi-seeds")
+def babi_seeds_table(records: list[RunRecord]) -> str:
+    """bAbI test error over seeds (``babi_report.seeds_table``), for the columns with more
+    than one seed of some task; a joint run counts for each of its tasks."""
+    groups: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    for name, runs in _babi_runs(records).items():
+        for run in runs:
+            for task in run_tasks(run):
+                groups.setdefault(name, {}).setdefault(task, []).append(run)
+    groups = {name: dict(sorted(tasks.items())) for name, tasks in groups.items()
+              if any(len(runs) > 1 for runs in tasks.values())}
+    return seeds_table(groups) if groups else NO_RECORDS
+
+
+BABI_SETTINGS = (("10k single", "en-10k", False), ("10k joint", "en-10k", True),
+                 ("1k single", "en", False), ("1k joint", "en", True))
+"""The paper's four bAbI settings (Table 1): label, data set, joint."""
+
+
+@register_table("babi-paper")
+def babi_paper_table(records: list[RunRecord]) -> str:
+    """bAbI UT+ACT per task beside the paper's Appendix C (``babi_report.paper_table``): in each
+    setting the column the standing table picks (:func:`babi_setting_column`), then the runs."""
+    found = {label: babi_setting_column(records, data, joint, "UT+ACT") for label, data, joint in BABI_SETTINGS}
+    if not any(found.values()):
+        return NO_RECORDS
+    runs = [f"{label}: {'not measured in full yet' if f is None else babi_run_label(*f)}" for label, f in found.items()]
+    return paper_table({label: f and f[1] for label, f in found.items()}) + "\n\nhere: " + "; ".join(runs)
+
+
+def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) -> Builder:
+    def build(records: list[RunRecord]) -> str:
+        columns = babi_columns(records)
+        if not columns:
+            return NO_RECORDS
+        shown = [run for column in columns.values() for run in column.values()]
+        partial_runs = [(r["experiment"], r["step"], r["wall_time_seconds"]) for r in shown if r["status"] == "time_limit"]
+        return table(columns) + partial_footnote(partial_runs)
+
+    build.__doc__ = f"bAbI: {getattr(table, 'func', table).__doc__}"  # a partial: its function's
+    return build
+
+
+HISTORY_STEPS = (1000, 2000, 5000, 10000, 20000, 50000, 100000)
+"""The evaluations a history table shows (and each run's last one)."""
+
+
+@register_table("babi-joint-history")
+def babi_joint_history_table(records: list[RunRecord]) -> str:
+    """How the halting pattern of each joint bAbI model (a record without ``/taskN``) with a
+    validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
+    evaluation, the validation error and the ponder time of supporting facts / other facts /
+    the question, averaged over the tasks."""
+    rows = []
+    for record in family(records, "babi"):
+        if _TASK_SUFFIX.search(record.experiment) or not record.history:
+            continue
+        last = record.history[-1]["step"]
+        for entry in record.history:
+            if entry["step"] in HISTORY_STEPS or entry["step"] == last:
+                error = entry.get("mean_error")
+                rows.append([babi_group(record.experiment), str(entry["step"]), "-" if error is None else f"{error:.1f}",
+                             role_ponder(entry) or "-"])
+    if not rows:
+        return NO_RECORDS
+    return markdown_table(["model", "step", "validation error %", "supporting / other / question"], rows)
+
+
+# Stories per step (configs/babi/t2t-v2.grid, the 4- and 8-task mixes): does a task of a joint model learn
+# as the same task alone at the same number of its stories seen, whatever the batch holds?
+STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task19", "babi/en-10k/ut-act-t2t-v2-mix4-b256",
+                 "babi/en-10k/ut-act-t2t-v2-mix4-b64", "babi/en-10k/ut-act-t2t-v2-mix4-b16",
+                 "babi/en-10k/ut-act-t2t-v2-mix8-b128")
+STORIES_STUDY_TASK = 19
+STORIES_ROW = 64_000  # a row every 64,000 of the task's stories: an evaluation of each run
+
+
+def stories_per_step(record: RunRecord) -> float:
+    """The stories of each of a bAbI record's tasks in one training step: ``max_batch_size``
+    shared evenly by its tasks (``all``: the 20). Exact for the mixes of :data:`STORIES_STUDY`:
+    every batch is full (``batch_tokens`` holds ``max_batch_size`` of their longest stories), every
+    bucket mixes the tasks (one bucket), and the tasks' training sets have the same size (9,000
+    questions or so each). In the 10k 20-task joint models task 3 trains from its 1k file (its 10k
+    one is missing), so each other task's true share is 5% above this (9,000 of 171,900 stories);
+    the mix of tasks in a batch varies with the length bucket, the mean over steps does not."""
+    return record.config["train"]["max_batch_size"] / len(parse_tasks(record.config["task"]["tasks"]))
+
+
+def stories_curves(records: list[RunRecord], metric: str = "error", *, study: tuple[str, ...] = STORIES_STUDY,
+                   task: int = STORIES_STUDY_TASK) -> list[tuple[RunRecord, dict[int, tuple[float, int]]]]:
+    """The runs of ``study`` with a history, in its order, each with its validation curve of task
+    ``task``: stories of the task seen -> (``metric``, step). ``metric`` is ``error`` (%) or
+    ``ponder_question`` (the question's ponder time): a run over several tasks keeps both per
+    task in its history, a run over one task as its summary."""
+    curves = []
+    for record in _study_runs(records, study):
+        share = stories_per_step(record)
+        curve = {round(step * share): (value, step) for step, value in task_curve(record, task, metric).items()}
+        if curve:
+            curves.append((record, curve))
+    return curves
+
+
+def _study_runs(records: list[RunRecord], study: tuple[str, ...]) -> list[RunRecord]:
+    """The records named in ``study`` that have a history, in its order."""
+    return sorted((r for r in records if r.experiment in study and r.history), key=lambda r: study.index(r.experiment))
+
+
+def task_curve(record: RunRecord, task: int, metric: str = "error") -> dict[int, float]:
+    """Step -> task ``task``'s validation ``metric`` in a bAbI record's history: ``error`` (%) or
+    ``ponder_question``, kept per task by a run over several tasks (a list, or ``all``), and as its
+    summary by a run over one."""
+    several = record.config["task"]["tasks"] != task
+    key = f"task{task}/{metric}" if several else {"error": "mean_error"}.get(metric, metric)
+    return {e["step"]: e[key] for e in record.history if key in e}
+
+
+def _stories_label(record: RunRecord) -> str:
+    batch = record.config["train"]["max_batch_size"]
+    return f"{babi_group(record.experiment)} ({stories_per_step(record):g} of {batch} a step)"
+
+
+def _stories_rows(study: list[tuple[RunRecord | None, dict[int, tuple[float, int]]]], every: int, *,
+                  with_last: bool = False) -> list[list[str]]:
+    """Rows of the curves of :func:`stories_curves` every ``every`` stories (the error, then the
+    step), from the first to the last count any of them reaches, and (``with_last``) at each run's
+    last evaluation; rows no run lands on are left out (a run of None: an empty column)."""
+    curves = [c for _, c in study]
+    counts = set(range(every, max((seen for curve in curves for seen in curve), default=0) + 1, every))
+    if with_last:
+        counts |= {max(curve) for curve in curves if curve}
+    rows = []
+    for seen in sorted(counts):
+        cells = [f"{c[seen][0]:.1f} ({c[seen][1]:,})" if seen in c else "-" for c in curves]
+        if any(cell != "-" for cell in cells):
+            rows.append([f"{seen:,}", *cells])
+    return rows
+
+
+@register_table("babi-stories-per-step")
+def babi_stories_table(records: list[RunRecord]) -> str:
+    """Task 19's validation error (%) at equal numbers of its stories seen, in the runs of
+    :data:`STORIES_STUDY` (each cell: the error, then the step), per :data:`STORIES_ROW` stories;
+    a run's per-step share is :func:`stories_per_step`."""
+    study = stories_curves(records)
+    rows = _stories_rows(study, STORIES_ROW)
+    if not rows:
+        return NO_RECORDS
+    runs = [r for r, _ in study]
+    header = [f"task {STORIES_STUDY_TASK} stories seen", *map(_stories_label, runs)]
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
+    return markdown_table(header, rows) + partial_footnote(partial_runs)
+
+
+def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str,
+                    study: tuple[str, ...] = STORIES_STUDY, task: int = STORIES_STUDY_TASK) -> bool:
+    """The curves of :func:`stories_curves`, every evaluation, when there are two or more."""
+    curves = {_stories_label(record): sorted((seen, value) for seen, (value, _) in curve.items())
+              for record, curve in stories_curves(records, metric, study=study, task=task)}
+    return _draw_curves(curves, out, xlabel=f"task {task} stories seen", ylabel=ylabel)
+
+
+def _draw_curves(curves: dict[str, list[tuple[float, float]]], out: Path, *, xlabel: str, ylabel: str) -> bool:
+    """Draw the non-empty ``curves`` (label -> points) when there are two or more to compare."""
+    curves = {label: points for label, points in curves.items() if points}
+    if len(curves) < 2:
+        return False
+    from ...visualisation.babi import plot_learning_curves  # matplotlib only when drawing
+
+    plot_learning_curves(curves, out, xlabel=xlabel, ylabel=ylabel)
+    return True
+
+
+FIGURES["babi-stories-per-step"] = partial(_stories_figure, ylabel=f"task {STORIES_STUDY_TASK} validation error %")
+# Does the question's halting follow the learning, or lead it? The same runs' question ponder time.
+FIGURES["babi-stories-ponder"] = partial(_stories_figure, metric="ponder_question",
+                                         ylabel=f"task {STORIES_STUDY_TASK} question ponder time (steps)")
+
+
+# Are the tasks that every 20-task joint model fails, though trained alone they are learnt, short of
+# stories (configs/babi/t2t-v2.grid, the floor of 2 continued)? Each task alone with the joint models'
+# recipe, beside the joint models, at equal numbers of the task's stories seen; the joint models see
+# a twentieth of theirs.
+JOINT_STORIES_TASKS = (17, 18)
+JOINT_STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task{task}", "babi/en-10k/ut-t2t-v2-joint-10k",
+                       "babi/en-10k/ut-act-t2t-v2-joint-10k-min2", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long")
+JOINT_STORIES_ROW = 256_000  # every 4,000 steps of a single run, 80,000 of a 20-task joint one
+
+
+def _joint_stories_study(task: int) -> tuple[str, ...]:
+    return tuple(name.format(task=task) for name in JOINT_STORIES_STUDY)
+
+
+@register_table("babi-stories-joint")
+def babi_joint_stories_table(records: list[RunRecord]) -> str:
+    """Per task of :data:`JOINT_STORIES_TASKS`, its validation error (%) at equal numbers of its
+    stories seen, trained alone and in the joint models of :data:`JOINT_STORIES_STUDY` (a column
+    each; a cell: the error, then the step), every :data:`JOINT_STORIES_ROW` stories and at each
+    run's last evaluation."""
+    studies = {task: _joint_stories_study(task) for task in JOINT_STORIES_TASKS}
+    found = {task: {r.experiment: (r, curve) for r, curve in stories_curves(records, study=study, task=task)}
+             for task, study in studies.items()}
+    # a column per place in the study that some task has a run for (each task's own run alone shares one)
+    columns = [i for i in range(len(JOINT_STORIES_STUDY)) if any(studies[t][i] in found[t] for t in studies)]
+    labels = [next(_stories_label(found[t][studies[t][i]][0]) for t in studies if studies[t][i] in found[t])
+              for i in columns]
+    rows, shown = [], []
+    for task, study in studies.items():
+        cells = [found[task].get(study[i], (None, {})) for i in columns]
+        rows += [[str(task), *row] for row in _stories_rows(cells, JOINT_STORIES_ROW, with_last=True)]
+        shown += [r for r, _ in cells if r is not None]
+    if not rows:
+        return NO_RECORDS
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in shown if r.partial]
+    return markdown_table(["task", "stories seen", *labels], rows) + partial_footnote(partial_runs)
+
+
+FIGURES["babi-stories-joint"] = partial(_stories_figure, ylabel=f"task {JOINT_STORIES_TASKS[0]} validation error %",
+                                        study=_joint_stories_study(JOINT_STORIES_TASKS[0]), task=JOINT_STORIES_TASKS[0])
+
+
+# A floor under the depth (configs/babi/t2t-v2.grid): the 20-task joint v2 model without ACT, and
+# with ACT whose positions may not halt before step 2 or 4 (act_min_steps). Task 19 (path finding),
+# which no joint model with ACT and its question halting at step 1 learnt, step by step.
+FLOOR_STUDY = ("babi/en-10k/ut-t2t-v2-joint-10k", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2",
+               "babi/en-10k/ut-act-t2t-v2-joint-10k-min4", "babi/en-10k/ut-act-t2t-v2-joint-10k-pw0")
+FLOOR_TASK = 19
+FLOOR_ROW = 4_000  # a row every 4,000 steps
+
+
+def _floor_label(record: RunRecord) -> str:
+    return f"{babi_group(record.experiment)} ({_halting_label(record)})"
+
+
+def _halting_label(record: RunRecord) -> str:
+    """How a bAbI model's positions halt: ACT and its floors, or a fixed depth."""
+    model = record.config["model"]
+    halting = f"ACT, floor {model.get('act_min_steps', 1)}" if model.get("act") else f"no ACT, {model.get('num_steps')} steps"
+    if model.get("act") and (model.get("act_fact_min_steps") is not None or model.get("act_question_min_steps") is not None):
+        fact, question = (model.get(key) or model.get("act_min_steps", 1) for key in ("act_fact_min_steps", "act_question_min_steps"))
+        halting = f"ACT, facts' floor {fact}, question's {question}"
+    if model.get("act") and model.get("ponder_weight") == 0:
+        halting += ", no ponder cost"
+    return halting
+
+
+@register_table("babi-floor")
+def babi_floor_table(records: list[RunRecord]) -> str:
+    """Task :data:`FLOOR_TASK`'s validation error (%) and, in brackets, its question's ponder time
+    in the runs of :data:`FLOOR_STUDY`, every :data:`FLOOR_ROW` steps and at each run's last evaluation."""
+    runs = _study_runs(records, FLOOR_STUDY)
+    curves = [(task_curve(r, FLOOR_TASK), task_curve(r, FLOOR_TASK, "ponder_question")) for r in runs]
+    steps = sorted({step for error, _ in curves for step in error
+                    if step % FLOOR_ROW == 0 or step == max(error)})
+    rows = []
+    for step in steps:
+        cells = [f"{error[step]:.1f} ({ponder[step]:.1f})" if step in error and step in ponder
+                 else f"{error[step]:.1f}" if step in error else "-" for error, ponder in curves]
+        rows.append([f"{step:,}", *cells])
+    if not rows:
+        return NO_RECORDS
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
+    return markdown_table(["step", *map(_floor_label, runs)], rows) + partial_footnote(partial_runs)
+
+
+# Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
+# ACT's floor of 2, every position through 8 steps (no ACT, or ACT's floor at 8, where it stays),
+# the facts through 8 steps with the question halting by ACT, and the reverse (the question held to
+# step 12, the facts halting by ACT). Every seed is a row.
+DEPTH_STUDY = ("babi/en-10k/ut-act-t2t-v2-mix123", "babi/en-10k/ut-t2t-v2-mix123",
+               "babi/en-10k/ut-act-t2t-v2-mix123-min8", "babi/en-10k/ut-act-t2t-v2-mix123-facts8",
+               "babi/en-10k/ut-act-t2t-v2-mix123-question12")
+DEPTH_TASKS = (1, 2, 3)
+
+
+def _depth_setting(record: RunRecord) -> str:
+    """The experiment without its ``/seed-N`` folder."""
+    return re.sub(r"/seed-\d+$", "", record.experiment)
+
+
+def _seed(record: RunRecord) -> int:
+    return record.config["train"].get("seed", 0)
+
+
+def _depth_runs(records: list[RunRecord]) -> list[RunRecord]:
+    """The runs of :data:`DEPTH_STUDY` scored on test, in its order, then by seed."""
+    return sorted((r for r in records if _depth_setting(r) in DEPTH_STUDY and "task3/error" in r.metrics.get("test", {})),
+                  key=lambda r: (DEPTH_STUDY.index(_depth_setting(r)), _seed(r)))
+
+
+@register_table("babi-depth")
+def babi_depth_table(records: list[RunRecord]) -> str:
+    """For each run of :data:`DEPTH_STUDY` (any seed): its test error (%) on tasks 1, 2 and 3 from
+    the best model on validation, and the test ponder time of task 3's supporting and other facts
+    and of the question of each task (steps plus remainder; a fixed depth of 8 counts 8, ACT's floor of 8 at least 9)."""
+    def cells(test: dict[str, Any], keys: list[str]) -> str:
+        return " / ".join(f"{test[k]:.1f}" if k in test else "-" for k in keys)
+
+    runs = _depth_runs(records)
+    rows = []
+    for r in runs:
+        test = r.metrics["test"]
+        rows.append([_floor_label(r), str(_seed(r)),
+                     f"{r.best_step:,} of {r.steps:,}" + (" (partial)" if r.partial else ""),
+                     cells(test, [f"task{t}/error" for t in DEPTH_TASKS]),
+                     cells(test, ["task3/ponder_supporting", "task3/ponder_other"]),
+                     cells(test, [f"task{t}/ponder_question" for t in DEPTH_TASKS])])
+    if not rows:
+        return NO_RECORDS
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
+    header = ["run", "seed", "best step", "test error % (tasks 1 / 2 / 3)", "task 3 facts' ponder (supporting / other)",
+              "question's ponder (tasks 1 / 2 / 3)"]
+    return markdown_table(header, rows) + partial_footnote(partial_runs)
+
+
+PonderCurves = dict[str, dict[int, tuple[float, float | None]]]  # label -> task -> (mean, std over positions)
+
+
+def depth_ponder_panels(records: list[RunRecord]) -> tuple[dict[str, PonderCurves], dict[str, dict]]:
+    """The ponder times of the ACT runs of :data:`DEPTH_STUDY` on tasks 1-3, as panels of
+    curves (title -> label -> task -> (mean, std over positions)) for ``plot_ponder_panels``:
+    over all positions (the paper's measure) and of the question alone; and each label's line
+    style, a colour per setting and a line style per seed."""
+    runs = [r for r in _depth_runs(records) if r.config["model"].get("act")]
+
+    def points(r: RunRecord, metric: str, std: str | None) -> dict[int, tuple[float, float | None]]:
+        test = r.metrics["test"]
+        return {t: (test[f"task{t}/{metric}"], test.get(f"task{t}/{std}") if std else None)
+                for t in DEPTH_TASKS if f"task{t}/{metric}" in test}
+
+    labels = {r.experiment: f"{_halting_label(r)}, seed {_seed(r)}" for r in runs}
+    panels = {"all positions": {labels[r.experiment]: points(r, "ponder_time", "ponder_std") for r in runs},
+              "the question": {labels[r.experiment]: points(r, "ponder_question", None) for r in runs}}
+    settings = list(dict.fromkeys(map(_depth_setting, runs)))
+    styles = {labels[r.experiment]: {"color": f"C{settings.index(_depth_setting(r))}",
+                                     "linestyle": ("-", ":", "-.", "--")[_seed(r) % 4]} for r in runs}
+    return panels, styles
+
+
+def _depth_figure(records: list[RunRecord], out: Path) -> bool:
+    """:func:`depth_ponder_panels` beside the paper's 2.3 / 3.1 / 3.8, when a run has two tasks' ponder times."""
+    panels, styles = depth_ponder_panels(records)
+    if not any(len(points) > 1 for curves in panels.values() for points in curves.values()):
+        return False
+    from ...visualisation.babi import plot_ponder_panels  # matplotlib only when drawing
+
+    plot_ponder_panels(panels, out, paper=PAPER_PONDER, styles=styles)
+    return True
+
+
+FIGURES["babi-depth"] = _depth_figure
+
+
+def _floor_figure(records: list[RunRecord], out: Path) -> bool:
+    """Task :data:`FLOOR_TASK`'s validation error against the step in the runs of :data:`FLOOR_STUDY`."""
+    curves = {_floor_label(r): sorted(task_curve(r, FLOOR_TASK).items()) for r in _study_runs(records, FLOOR_STUDY)}
+    return _draw_curves(curves, out, xlabel="training step", ylabel=f"task {FLOOR_TASK} validation error %")
+
+
+FIGURES["babi-floor"] = _floor_figure
+
+
+register_table("babi")(_babi_builder(error_table))
+register_table("babi-ponder")(_babi_builder(ponder_table))
+register_table("babi-runs")(_babi_builder(runs_table))
+register_table("babi-roles")(_babi_builder(role_ponder_table))
+register_table("babi-recency")(_babi_builder(baseline_table))
+register_table("babi-question")(_babi_builder(partial(baseline_table, baseline="question")))
+
+
+@register_table("babi-fit")
+def babi_fit_table(records: list[RunRecord]) -> str:
+    """Underfitting or overfitting? Per bAbI record with training-set metrics (``ut eval --split
+    train``: the best model on its own training stories), per task it fails on test (all its
+    tasks when it fails none), the error (%) on the training stories, validation and test.
+    A model that errs on its training stories as often as on validation underfits: more
+    regularisation will not help it, a model or schedule that fits will."""
+    rows = []
+    for record in family(records, "babi"):
+        train = record.metrics.get("train")
+        if not train:
+            continue
+        test, validation = record.metrics["test"], record.metrics["validation"]
+        tasks = sorted({int(m.group(1)) for k in train if (m := re.fullmatch(r"task(\d+)/error", k))})
+        failed = [t for t in tasks if test.get(f"task{t}/error", 0.0) > FAIL_ABOVE] or tasks
+
+        def cell(metrics: dict[str, Any], task: int) -> str:
+            value = metrics.get(f"task{task}/error")
+            return "-" if value is None else f"{value:.1f}"
+
+        rows += [[babi_group(record.experiment), str(t), cell(train, t), cell(validation, t), cell(test, t)] for t in failed]
+    if not rows:
+        return NO_RECORDS
+    return markdown_table(["model", "task", "training stories error %", "validation error %", "test error %"], rows)
+
+
+@register_table("babi-attention")
+def babi_attention_table(records: list[RunRecord]) -> str:
+    """Where the question looks (``babi-attention/NAME`` records: bAbI models re-scored with
+    ``task.attention_stats``): per model and task, the test error, the question's attention on
+    each supporting fact as the data lists them, on the other facts and on itself, and the facts
+    per story (uniform attention gives each position ``1 / (facts + 1)``)."""
+    rows = []
+    for record in family(records, "babi-attention"):
+        test = record.metrics.get("test", {})
+        for task in sorted({int(m.group(1)) for k in test if (m := re.fullmatch(r"task(\d+)/attention_other", k))}):
+            def cell(name: str) -> str:
+                return fmt_accuracy(test.get(f"task{task}/{name}"))
+            error = test.get(f"task{task}/error")
+            rows.append([record.experiment.removeprefix("babi-attention/"), str(task),
+                         "-" if error is None else f"{error:.1f}",
+                         *(cell(f"attention_supporting{k}") for k in (1, 2, 3)),
+                         cell("attention_other"), cell("attention_question"), fmt_accuracy(test.get(f"task{task}/story_facts"), 1)])
+    if not rows:
+        return NO_RECORDS
+    header = ["model", "task", "test error %", "supporting 1", "supporting 2", "supporting 3", "other facts",
+              "question", "facts per story"]
+    return markdown_table(header, rows)
+
+
+# The ponder-time study (configs/babi/ponder-study.grid): which ACT settings make the ponder
+# time depend on the number of supporting facts, as the paper's Appendix reports.
+
+PAPER_PONDER = {1: 2.3, 2: 3.1, 3: 3.8}  # the paper's mean ponder time on tasks 1 / 2 / 3
+
+
+def ponder_study(records: list[RunRecord]) -> dict[str, dict[int, RunRecord]]:
+    """Setting -> task -> record, of the ``babi-ponder/SETTING/taskN`` records, settings in
+    descending ponder weight then halting bias (the grid's order)."""
+    study: dict[str, dict[int, RunRecord]] = {}
+    for record in family(records, "babi-ponder"):
+        match = re.fullmatch(r"babi-ponder/(.+)/task(\d+)", record.experiment)
+        if match:
+            study.setdefault(match.group(1), {})[int(match.group(2))] = record
+
+    def order(setting: str) -> tuple[float, float, str]:
+        model = next(iter(study[setting].values())).config["model"]
+        return -float(model.get("ponder_weight", 0.0)), -float(model.get("act_bias_init", 0.0)), setting
+
+    return {setting: dict(sorted(study[setting].items())) for setting in sorted(study, key=order)}
+
+
+@register_table("babi-ponder-study")
+def ponder_study_table(records: list[RunRecord]) -> str:
+    """One row per setting and task: halting bias, ponder weight, test error, mean ponder
+    time (± std over positions), and that of supporting facts / other facts / the question."""
+    study = ponder_study(records)
+    if not study:
+        return NO_RECORDS
+    rows, partial_runs = [], []
+    for setting, tasks in study.items():
+        for task, r in tasks.items():
+            test, model = r.metrics["test"], r.config["model"]
+            ponder = test.get(f"task{task}/ponder_time")
+            std = test.get(f"task{task}/ponder_std")
+            rows.append([setting, fmt_accuracy(model.get("act_bias_init"), 1), str(model.get("ponder_weight")), str(task),
+                         f"{test[f'task{task}/error']:.1f}" if f"task{task}/error" in test else "-",
+                         fmt_accuracy(ponder) + (f" ± {fmt_accuracy(std)}" if isinstance(std, float) else ""),
+                         role_ponder(test, f"task{task}/") or "-", f"{PAPER_PONDER.get(task, '-')}", str(r.steps),
+                         fmt_seconds(r.wall_time_seconds)])
+            if r.partial:
+                partial_runs.append((r.experiment, r.steps, r.wall_time_seconds))
+    header = ["setting", "halting bias", "ponder weight", "task", "test error %", "ponder time",
+              "supporting / other / question", "paper's ponder", "steps", "wall time"]
+    return markdown_table(header, rows) + partial_footnote(partial_runs)
+
+
+def _ponder_study_figure(records: list[RunRecord], out: Path) -> bool:
+    study = ponder_study(records)
+    curves = {setting: {task: (r.metrics["test"].get(f"task{task}/ponder_time"), r.metrics["test"].get(f"task{task}/ponder_std"))
+                        for task, r in tasks.items() if f"task{task}/ponder_time" in r.metrics["test"]}
+              for setting, tasks in study.items()}
+    if not any(len(points) > 1 for points in curves.values()):
+        return False
+    from ...visualisation.babi import plot_ponder_by_facts  # matplotlib only when drawing
+
+    plot_ponder_by_facts(curves, out, paper=PAPER_PONDER)
+    return True
+
+
+FIGURES["babi-ponder-study"] = _ponder_study_figure
+
+
+def _babi_ponder_figure(records: list[RunRecord], out: Path) -> bool:
+    """Mean test ponder time against the number of supporting facts (tasks 1, 2, 3) for each
+    column of the bAbI table with ACT that has it for two of them or more (the joint models, the
+    single-task models), beside the paper's 2.3 / 3.1 / 3.8; a fixed depth has nothing to show."""
+    act = {babi_group(r.experiment) for r in family(records, "babi") if r.config.get("model", {}).get("act")}
+    curves = {name: points for name, column in babi_columns(records).items()
+              if name in act and len(points := ponder_by_supporting_facts(column)) > 1}
+    if not curves:
+        return False
+    from ...visualisation.babi import plot_ponder_by_facts  # matplotlib only when drawing
+
+    plot_ponder_by_facts(curves, out, paper=PAPER_PONDER)
+    return True
+
+
+FIGURES["babi-ponder"] = _babi_ponder_figure
+
+
+def _babi_validation_error(run: dict[str, Any], task: int) -> float | None:
+    """A task's validation error (%) in a bAbI run summary: its ``taskN/error``, or a single-task run's mean."""
+    validation = run.get("validation") or {}
+    if f"task{task}/error" in validation:
+        return validation[f"task{task}/error"]
+    return validation.get("mean_error") if run_tasks(run) == (task,) else None
+
+
+def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
+                        model: str) -> tuple[str, dict[int, dict[str, Any]]] | None:
+    """The bAbI column (:func:`babi_columns`) of ``data`` (``en-10k``, ``en``), joint or single,
+    of ``model`` (:func:`model_label`), that holds all 20 tasks, with the lowest mean validation
+    error over them (the paper picks on validation too): its name and task -> run, or None."""
+    kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
+             for r in family(records, f"babi/{data}")}
+    candidates = []
+    for name, column in babi_columns(records).items():
+        if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
+            continue
+        validation = [_babi_validation_error(run, task) for task, run in column.items()]
+        if None not in validation:
+            candidates.append((statistics.mean(validation), name, column))  # type: ignore[arg-type]
+    if not candidates:
+        return None
+    _, name, column = min(candidates, key=lambda c: c[0])
+    return name, column
+
+
+def babi_run_label(name: str, column: dict[int, dict[str, Any]]) -> str:
+    """``babi/NAME``, marked partial where a run of the column stopped at its time limit."""
+    partial = any(run["status"] == "time_limit" for run in column.values())
+    return f"babi/{name}" + (" (partial)" if partial else "")

@@ -1,0 +1,123 @@
+"""What every table shares: cell formats, record families, model labels, markdown tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..algorithmic_report import MODEL_NAMES, MODEL_ORDER
+from ..records import RunRecord
+
+
+STATUS_LABELS = {"done": "done", "early_stopped": "early stopped", "time_limit": "partial", "rescored": "rescored"}
+NO_RECORDS = "_No records yet._"
+MODELS = tuple(MODEL_NAMES[m] for m in MODEL_ORDER)  # row order: LSTM, Transformer, UT, UT+ACT
+
+
+# Shared cell formats, so every table prints numbers the same way.
+
+def fmt_seconds(seconds: float) -> str:
+    """Wall time in whole seconds, e.g. ``573 s``."""
+    return f"{seconds:.0f} s"
+
+
+def fmt_accuracy(value: Any, digits: int = 2) -> str:
+    """An accuracy (or ponder time) with two decimals (or ``digits``); ``-`` when not a number."""
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
+
+
+def fmt_perplexity(value: Any) -> str:
+    """A perplexity with one decimal; ``-`` when not a number."""
+    return f"{value:.1f}" if isinstance(value, (int, float)) else "-"
+
+
+def fmt_parameters(count: int | None) -> str:
+    """A parameter count in millions, e.g. ``1.91M``; ``-`` when the record lacks it."""
+    return f"{count / 1e6:.2f}M" if count is not None else "-"
+
+
+def status_label(record: RunRecord) -> str:
+    """``partial`` for a run stopped by its time limit; else how it ended."""
+    return STATUS_LABELS[record.status]
+
+
+def family(records: list[RunRecord], name: str, *, other_depths: bool = False, windows: bool = False) -> list[RunRecord]:
+    """The records of experiments named ``NAME/...``; those re-scored at another depth than
+    the model was trained with (:func:`inference_steps`) only with ``other_depths``, those
+    re-scored with local attention at test time (:func:`inference_window`) only with ``windows``."""
+    return [r for r in records if r.experiment.startswith(name + "/") and (other_depths or inference_steps(r) is None)
+            and (windows or inference_window(r) is None)]
+
+
+def best_on_validation(records: list[RunRecord]) -> RunRecord:
+    """The record with the highest validation ``score`` (the first of equals)."""
+    return max(records, key=lambda r: r.metrics["validation"].get("score", float("-inf")))
+
+
+def partial_footnote(runs: list[tuple[str, int, float]]) -> str:
+    """A footnote naming the partial runs (experiment, steps, wall seconds) shown in a
+    table, or '' when there are none."""
+    if not runs:
+        return ""
+    return "\n\npartial = stopped at its time limit: " + ", ".join(
+        f"{name} (step {steps}, {fmt_seconds(seconds)})" for name, steps, seconds in sorted(set(runs)))
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table: the header row, its rule, then the rows (cells already formatted)."""
+    return "\n".join([_row(header), "|---" * len(header) + "|", *map(_row, rows)])
+
+
+LSTM_CLASSES = ("LSTMSeq2Seq", "LSTMLanguageModel")
+
+
+def model_label(config: dict[str, Any]) -> str:
+    """LSTM, Transformer, UT or UT+ACT, from a resolved experiment config."""
+    if config.get("model_class") in LSTM_CLASSES:
+        return "LSTM"
+    model = config.get("model") or {}
+    if model.get("share_weights", True) is False:
+        return "Transformer"
+    return "UT+ACT" if model.get("act", False) else "UT"
+
+
+def inference_window(record: RunRecord) -> int | None:
+    """The attention window that ``ut eval --attention-window`` re-scored a record with (a test-time
+    change of the model), else None. Such records appear only in tables of rows per record."""
+    for split in ("test", "validation"):
+        window = record.metrics[split].get("inference_attention_window")
+        if window is not None:
+            return window
+    return None
+
+
+def inference_steps(record: RunRecord) -> int | None:
+    """The recurrent steps (ACT: step limit) that ``ut eval --steps`` re-scored a record at
+    (test-time depth; the key is in the re-scored split's metrics), else None. Such records
+    are left out of the model tables, which show the depth each model was trained with."""
+    for split in ("test", "validation"):
+        steps = record.metrics[split].get("inference_steps")
+        if steps is not None:
+            return steps
+    return None
+
+
+def cell_record(group: list[RunRecord]) -> RunRecord:
+    """The record a table cell shows for a group of runs (seeds, variants): the best on
+    validation among those with test metrics, so that a partial run that was never scored
+    on test (its checkpoint gone with its machine) does not hide a finished one; the best
+    of all when none has test metrics. The partial run stays in the progress table."""
+    return best_on_validation([r for r in group if r.metrics["test"]] or group)
+
+
+def ordered(present: set[str], order: tuple[str, ...]) -> list[str]:
+    """``present`` in the order of ``order``, then those it does not name, sorted."""
+    return [x for x in order if x in present] + sorted(present - set(order))
+
+
+def partial_runs(models: dict[Any, RunRecord]) -> list[tuple[str, int, float]]:
+    """(experiment, steps, wall seconds) of the runs stopped by their time limit, for :func:`partial_footnote`."""
+    return [(r.experiment, r.steps, r.wall_time_seconds) for r in models.values() if r.partial]

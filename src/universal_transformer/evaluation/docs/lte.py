@@ -1,0 +1,77 @@
+"""Learning to Execute (the paper's Section 3.5, Tables 5-6): program evaluation and
+memorisation, and the program tasks' accuracy per group of programs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from ...data.lte import PROGRAM_OPERATIONS
+from ..lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
+from ..records import RunRecord
+from .algorithmic import algorithmic_cells, task_table
+from .common import MODELS, NO_RECORDS, family, fmt_accuracy, markdown_table, ordered
+from .sections import register_table
+
+
+@register_table("lte")
+def lte_table(records: list[RunRecord]) -> str:
+    """Learning to Execute (the paper's Section 3.5): the program evaluation then the
+    memorisation tasks (see :func:`task_table`)."""
+    return task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None)
+
+
+@register_table("lte-beam")
+def lte_beam_table(records: list[RunRecord]) -> str:
+    """The Learning to Execute test accuracy by beam search (metrics ``beamK/...``), one
+    table per beam size found, in the layout of :func:`lte_table`; ``-`` where a run was
+    decoded greedily only."""
+    beams = sorted({int(m.group(1)) for r in family(records, "lte") for k in r.metrics["test"]
+                    if (m := re.fullmatch(r"beam(\d+)/sequence_accuracy", k))})
+    if not beams:
+        return NO_RECORDS
+    tables = [task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None, prefix=f"beam{k}/") for k in beams]
+    return "\n\n".join(tables if len(beams) == 1 else [f"beam {k}:\n\n{t}" for k, t in zip(beams, tables)])
+
+
+@register_table("lte-breakdown")
+def lte_breakdown_table(records: list[RunRecord]) -> str:
+    """Program evaluation by what the mix drew: one row per task and model (the cell of
+    :func:`lte_table`), test sequence accuracy (greedy) per length (digits) and per nesting;
+    "-" where not measured (records from before the breakdown: ``ut eval --record`` adds it)."""
+    return _lte_group_table(records, r"(length|nesting)\d+",
+                            lambda g: (not g.startswith("length"), int(re.sub(r"\D", "", g))),
+                            lambda g: re.sub(r"(\D+)(\d+)", r"\1 \2", g))
+
+
+@register_table("lte-operations")
+def lte_operations_table(records: list[RunRecord]) -> str:
+    """Program evaluation by operation: test sequence accuracy (greedy) of the programs
+    that contain each operation (groups ``with_OP``; a program of two operations counts
+    in both), in the generator's order of operations."""
+    order = {op: i for i, op in enumerate(PROGRAM_OPERATIONS)}
+    return _lte_group_table(records, r"with_\w+", lambda g: (order.get(g[5:], len(order)), g), lambda g: g[5:])
+
+
+def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
+    """One row per program task and model (the cell of :func:`lte_table`), one column per
+    group of the test metrics ``GROUP/sequence_accuracy`` whose name matches ``pattern``
+    (sorted by ``order``, headed by ``label``); "-" where a run was scored without it. A
+    run broken down in other groups only (the addition task has one operation) is left out."""
+    cells = {key: r for key, r in algorithmic_cells(family(records, "lte")).items() if key[0] in PROGRAM_ORDER}
+    groups = {k.split("/")[0] for r in cells.values() for k in r.metrics["test"]
+              if re.fullmatch(pattern + r"/sequence_accuracy", k)}
+    if not groups:
+        return NO_RECORDS
+    columns = sorted(groups, key=order)
+    rows = []
+    for task in ordered({t for t, _ in cells}, PROGRAM_ORDER):
+        for model in ordered({m for t, m in cells if t == task}, MODELS):
+            test = cells[task, model].metrics["test"]
+            if not any(k.split("/")[0] in groups for k in test) and any(_LTE_GROUP.fullmatch(k) for k in test):
+                continue
+            rows.append([task, model, *(fmt_accuracy(test.get(f"{g}/sequence_accuracy")) for g in columns)])
+    return markdown_table(["task", "model", *map(label, columns)], rows)
+
+
+_LTE_GROUP = re.compile(r"(length\d+|nesting\d+|with_\w+)/sequence_accuracy")  # the groups of LTETask.eval_groups
