@@ -1,0 +1,326 @@
+"""The bAbI tables and figures: per task, over seeds, and the halting, depth and stories studies."""
+
+from __future__ import annotations
+
+from universal_transformer.evaluation import docs
+from universal_transformer.evaluation.docs import TABLES
+
+from ..conftest import make_record
+from .records import babi_record
+
+
+def test_babi_tables_best_seed_per_group_and_partial():
+    records = [
+        babi_record("babi/en/ut/task1", 0, -3.0, {1: 0.5}, steps=1001, wall_time_seconds=30.0),
+        babi_record("babi/en/ut/task1", 1, -1.0, {1: 2.0}, steps=1002, wall_time_seconds=40.0),  # best on validation
+        babi_record("babi/en/ut/task2", 0, -9.0, {2: 12.0}, steps=1003, wall_time_seconds=80.0,
+              status="time_limit"),
+        babi_record("babi/en/ut-act-joint", 0, -5.0, {1: 0.0, 2: 30.0}, wall_time_seconds=600.0),
+        make_record("babi/en/ut/task3", task={"name": "babi"}),  # no per-task test errors: left out
+    ]
+    table = TABLES["babi"](records)
+    assert table.split("\n")[:4] == [
+        "| task | en/ut | en/ut-act-joint |", "|---|---|---|", "| 1 | 2.0 | 0.0 |", "| 2 | 12.0 | 30.0 |"]
+    assert "| average error | 7.00 | 15.00 |" in table and "| failed (> 5%) | 1 | 1 |" in table
+    assert table.endswith("\n\npartial = stopped at its time limit: babi/en/ut/task2 (step 1003, 80 s)")
+    assert "| 2 | 4.00 | 4.00 |" in TABLES["babi-ponder"](records)
+    runs = TABLES["babi-runs"](records)
+    assert "| 1 | 1002 / 800 / 40 s | 1000 / 800 / 600 s |" in runs
+    assert "| training time of these runs | 2 min | 10 min |" in runs  # the joint run counts once
+    assert TABLES["babi"]([]) == docs.NO_RECORDS
+
+
+def test_babi_ponder_figure_one_line_per_act_column_with_two_tasks(tmp_path):
+    act = {"act": True}
+    records = [
+        babi_record("babi/en/joint", 0, -5.0, {1: 0.0, 2: 30.0, 3: 40.0}, model=act),  # ponder 3, 4, 5 (_babi)
+        babi_record("babi/en/single/task1", 0, -1.0, {1: 0.0}, model=act),  # one point: no line of its own
+        babi_record("babi/en/fixed-depth", 0, -5.0, {1: 0.0, 2: 30.0}),  # no ACT: nothing to show
+    ]
+    assert docs.FIGURES["babi-ponder"](records, tmp_path / "p.png")
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    assert not docs.FIGURES["babi-ponder"](records[1:], tmp_path / "q.png")
+    assert not (tmp_path / "q.png").exists()
+
+
+def test_babi_seeds_table_mean_and_std_over_seeds():
+    records = [
+        babi_record("babi/en/ut/task1", 0, -3.0, {1: 0.5}),
+        babi_record("babi/en/ut/task1", 1, -1.0, {1: 2.0}),
+        babi_record("babi/en/ut/task1", 2, -2.0, {1: 3.5}),  # no task 2 run of seed 2: not in the average row
+        babi_record("babi/en/ut/task2", 0, -9.0, {2: 12.0}),
+        babi_record("babi/en/ut/task2", 1, -9.0, {2: 10.0}),
+        babi_record("babi/en/joint", 0, -5.0, {1: 0.0, 2: 30.0}),
+        babi_record("babi/en/joint", 1, -5.0, {1: 1.0, 2: 20.0}),
+        babi_record("babi/en/one-seed/task1", 0, -1.0, {1: 9.0}),  # one seed per task: no column
+    ]
+    # Seeds recorded apart, as ut sweep lays them out (SETTING/seed-N/taskN), share the column.
+    apart = [babi_record("babi/en/ut/task1", 0, -3.0, {1: 0.5}), babi_record("babi/en/ut/seed-1/task1", 1, -1.0, {1: 2.0}),
+             babi_record("babi/en/joint", 0, -5.0, {1: 0.0}), babi_record("babi/en/joint/seed-1", 1, -5.0, {1: 1.0})]
+    assert TABLES["babi-seeds"](apart).split("\n")[:3] == [
+        "| task | en/ut | en/joint |", "|---|---|---|", "| 1 | 1.2 ± 1.1 (2) | 0.5 ± 0.7 (2) |"]
+    assert list(docs.babi_columns(apart)) == ["en/ut", "en/joint"]
+    assert TABLES["babi-seeds"](records) == "\n".join([
+        "| task | en/ut | en/joint |",
+        "|---|---|---|",
+        "| 1 | 2.0 ± 1.5 (3) | 0.5 ± 0.7 (2) |",
+        "| 2 | 11.0 ± 1.4 (2) | 25.0 ± 7.1 (2) |",
+        "| average error (per seed) | 6.1 ± 0.2 (2) | 12.8 ± 3.2 (2) |",
+    ])
+    assert TABLES["babi-seeds"](records[-1:] + records[:1]) == docs.NO_RECORDS
+
+
+def test_depth_records_stay_out_of_the_lm_and_babi_tables():
+    ptb = make_record("lm/ptb-ut", model={"share_weights": True}, task={"name": "lm"},
+                      validation={"score": -100.0}, test={"perplexity": 100.0})
+    deeper = make_record("lm/ptb-ut-deep8", model={"share_weights": True}, task={"name": "lm"},
+                         validation={"score": -100.0}, test={"perplexity": 500.0, "inference_steps": 8})
+    assert docs.lm_models([deeper, ptb]) == {"UT": ptb}
+    babi = {"task2/error": 10.0, "mean_error": 10.0}
+    runs = [make_record("babi/en/ut-act/task2", task={"name": "babi"}, test=babi),
+            make_record("babi/en/ut-act/task2-steps12", task={"name": "babi"}, test={**babi, "inference_steps": 12})]
+    assert list(docs.babi_columns(runs)) == ["en/ut-act"]
+
+
+def _ponder(setting, task, bias, weight, error, ponder, **fields):
+    test = {f"task{task}/error": error, f"task{task}/ponder_time": ponder, f"task{task}/ponder_std": 0.5,
+            f"task{task}/ponder_supporting": ponder + 0.25, f"task{task}/ponder_other": ponder - 0.25,
+            f"task{task}/ponder_question": 3.0}
+    return make_record(f"babi-ponder/{setting}/task{task}", model_class="UTStoryQA",
+                       model={"act": True, "act_bias_init": bias, "ponder_weight": weight}, task={"name": "babi"},
+                       test=test, **fields)
+
+
+def test_ponder_study_table_and_figure(tmp_path):
+    records = [
+        _ponder("pw0", 2, -3.0, 0.0, 3.0, 4.5),
+        _ponder("t2t", 1, 1.0, 0.01, 0.0, 2.0, status="time_limit", steps=500, wall_time_seconds=60.0),
+        _ponder("t2t", 2, 1.0, 0.01, 12.5, 2.25),
+        make_record("babi/en/ut-act/task1", task={"name": "babi"}, test={"task1/error": 0.0}),  # not the study
+    ]
+    assert TABLES["babi-ponder-study"](records) == "\n".join([
+        "| setting | halting bias | ponder weight | task | test error % | ponder time | supporting / other / question "
+        "| paper's ponder | steps | wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        "| t2t | 1.0 | 0.01 | 1 | 0.0 | 2.00 ± 0.50 | 2.25 / 1.75 / 3.00 | 2.3 | 500 | 60 s |",
+        "| t2t | 1.0 | 0.01 | 2 | 12.5 | 2.25 ± 0.50 | 2.50 / 2.00 / 3.00 | 3.1 | 1000 | 100 s |",
+        "| pw0 | -3.0 | 0.0 | 2 | 3.0 | 4.50 ± 0.50 | 4.75 / 4.25 / 3.00 | 3.1 | 1000 | 100 s |",
+        "",
+        "partial = stopped at its time limit: babi-ponder/t2t/task1 (step 500, 60 s)",
+    ])
+    assert TABLES["babi-ponder-study"](records[-1:]) == docs.NO_RECORDS
+    assert docs.FIGURES["babi-ponder-study"](records, tmp_path / "p.png")  # t2t has two tasks: a line
+    assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+    assert not docs.FIGURES["babi-ponder-study"](records[:1], tmp_path / "q.png")  # one point per setting: no line
+
+
+def test_babi_attention_table_one_row_per_model_and_task():
+    looks = {"attention_supporting1": 0.031, "attention_supporting2": 0.01, "attention_supporting3": 0.24,
+             "attention_other": 0.68, "attention_question": 0.039, "story_facts": 9.0}
+    records = [
+        make_record("babi-attention/en-10k/joint", task={"name": "babi"},
+                    test={"task16/error": 52.7, **{f"task16/{k}": v for k, v in looks.items()},
+                          "task1/error": 0.0, "task1/attention_supporting1": 0.88, "task1/attention_other": 0.08}),
+        make_record("babi/en-10k/joint", task={"name": "babi"}, test={"task1/error": 0.0}),  # no attention: left out
+    ]
+    assert TABLES["babi-attention"](records) == "\n".join([
+        "| model | task | test error % | supporting 1 | supporting 2 | supporting 3 | other facts | question "
+        "| facts per story |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| en-10k/joint | 1 | 0.0 | 0.88 | - | - | 0.08 | - | - |",
+        "| en-10k/joint | 16 | 52.7 | 0.03 | 0.01 | 0.24 | 0.68 | 0.04 | 9.0 |",
+    ])
+    assert TABLES["babi-attention"](records[1:]) == docs.NO_RECORDS
+
+
+def test_babi_fit_table_sets_training_error_beside_validation_and_test():
+    joint = make_record("babi/en-10k/joint", task={"name": "babi"}, validation={"score": -3.0, "task18/error": 4.0},
+                        test={"task1/error": 0.0, "task18/error": 7.4})
+    joint.metrics["train"] = {"task1/error": 0.0, "task18/error": 5.13}
+    single = make_record("babi/en-10k/single/task1", task={"name": "babi"}, test={"task1/error": 0.1})
+    single.metrics["train"] = {"task1/error": 0.04}  # fails nothing: its one task is shown
+    records = [joint, single, make_record("babi/en/other", task={"name": "babi"}, test={"task1/error": 9.0})]
+    assert TABLES["babi-fit"](records) == "\n".join([
+        "| model | task | training stories error % | validation error % | test error % |",
+        "|---|---|---|---|---|",
+        "| en-10k/joint | 18 | 5.1 | 4.0 | 7.4 |",  # failed on test: task 1 is not shown
+        "| en-10k/single | 1 | 0.0 | - | 0.1 |",
+    ])
+    assert TABLES["babi-fit"](records[2:]) == docs.NO_RECORDS
+
+
+def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
+    history = [{"step": step, "mean_error": 40.0 / k, "ponder_supporting": 2.0 + 1 / k, "ponder_other": 2.0,
+                "ponder_question": 3.0} for k, step in enumerate((1000, 1500, 2000, 2500), start=1)]
+    records = [
+        make_record("babi/en/joint", task={"name": "babi"}, history=history),
+        make_record("babi/en/single/task1", task={"name": "babi"}, history=history),  # single task: left out
+        make_record("babi/en/old-joint", task={"name": "babi"}),  # no history: left out
+    ]
+    assert TABLES["babi-joint-history"](records) == "\n".join([
+        "| model | step | validation error % | supporting / other / question |",
+        "|---|---|---|---|",
+        "| en/joint | 1000 | 40.0 | 3.00 / 2.00 / 3.00 |",
+        "| en/joint | 2000 | 13.3 | 2.33 / 2.00 / 3.00 |",
+        "| en/joint | 2500 | 10.0 | 2.25 / 2.00 / 3.00 |",  # the last evaluation
+    ])
+    assert TABLES["babi-joint-history"](records[1:]) == docs.NO_RECORDS
+
+
+def _babi_history_record(name, tasks, history, *, batch=64, model=None, **fields):
+    """A 10k bAbI record with a validation ``history``, trained on ``tasks`` in batches of ``batch`` stories."""
+    config = {"model_class": "UTStoryQA", "model": dict(model or {}), "task": {"name": "babi", "tasks": tasks},
+              "train": {"seed": 0, "max_batch_size": batch}}
+    return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history, **fields)
+
+
+def test_stories_per_step_table_matches_runs_at_equal_numbers_of_the_tasks_stories_seen(tmp_path):
+    def run(name, tasks, batch, history, **fields):
+        return _babi_history_record(name, tasks, history, batch=batch, **fields)
+
+    single = run("ut-act-t2t-v2/task19", 19, 64, [{"step": 500, "mean_error": 90.0}, {"step": 1000, "mean_error": 70.0},
+                                                  {"step": 2000, "mean_error": 9.5, "ponder_question": 12.0}])
+    mix64 = run("ut-act-t2t-v2-mix4-b64", [1, 6, 12, 19], 64,  # 16 of task 19's stories a step
+                [{"step": 4000, "task19/error": 80.0, "task1/error": 0.0, "task19/ponder_question": 2.5},
+                 {"step": 6000, "task19/error": 75.0}], status="time_limit")
+    mix256 = run("ut-act-t2t-v2-mix4-b256", [1, 6, 12, 19], 256, [{"step": 1000, "task19/error": 71.0}])
+    mix8 = run("ut-act-t2t-v2-mix8-b128", [1, 4, 6, 9, 12, 15, 19, 20], 128,  # 16 a step, an eighth of the batch
+               [{"step": 4000, "task19/error": 85.0, "task4/error": 1.0}])
+    other = run("ut-act-t2t-v2/task18", 18, 64, [{"step": 1000, "mean_error": 5.0}])  # not in the study
+    table = TABLES["babi-stories-per-step"]([mix64, other, mix8, single, mix256])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| task 19 stories seen | en-10k/ut-act-t2t-v2 (64 of 64 a step) | en-10k/ut-act-t2t-v2-mix4-b256 (64 of 256 a step) "
+        "| en-10k/ut-act-t2t-v2-mix4-b64 (16 of 64 a step) | en-10k/ut-act-t2t-v2-mix8-b128 (16 of 128 a step) |",
+        "|---|---|---|---|---|",
+        "| 64,000 | 70.0 (1,000) | 71.0 (1,000) | 80.0 (4,000) | 85.0 (4,000) |",
+        "| 128,000 | 9.5 (2,000) | - | - | - |",  # b64's step 6,000 is 96,000 stories: no row of its own
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix4-b64" in table
+    assert TABLES["babi-stories-per-step"]([other]) == docs.NO_RECORDS
+    assert docs.FIGURES["babi-stories-per-step"]([single, mix64], tmp_path / "s.png")
+    assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
+    assert not docs.FIGURES["babi-stories-per-step"]([single, other], tmp_path / "t.png")  # one curve: no figure
+    # the question's ponder time: a mixed run's per-task entry, a single run's summary
+    assert [(r.experiment, c) for r, c in docs.stories_curves([mix64, single, mix256], "ponder_question")] == [
+        ("babi/en-10k/ut-act-t2t-v2/task19", {128_000: (12.0, 2000)}),
+        ("babi/en-10k/ut-act-t2t-v2-mix4-b64", {64_000: (2.5, 4000)})]  # mix256 has none: no curve
+    assert docs.FIGURES["babi-stories-ponder"]([single, mix64], tmp_path / "p.png")
+    assert not docs.FIGURES["babi-stories-ponder"]([single, mix256], tmp_path / "q.png")
+
+
+def test_joint_stories_table_sets_each_task_alone_beside_the_joint_models_at_equal_stories_seen(tmp_path):
+    run = _babi_history_record
+    alone17 = run("ut-act-t2t-v2/task17", 17, [{"step": 4000, "mean_error": 37.0}, {"step": 8000, "mean_error": 36.0},
+                                               {"step": 12000, "mean_error": 3.0}])
+    alone18 = run("ut-act-t2t-v2/task18", 18, [{"step": 4000, "mean_error": 5.5}])
+    # "all" is the 20 tasks: 3.2 of each a step, so step 80,000 is 256,000 stories of each
+    floor2 = run("ut-act-t2t-v2-joint-10k-min2", "all",
+                 [{"step": 80000, "task17/error": 38.0, "task18/error": 5.0, "task19/error": 0.5},
+                  {"step": 100000, "task17/error": 39.0}])
+    longer = run("ut-act-t2t-v2-joint-10k-min2-long", "all", [{"step": 160000, "task17/error": 20.0}],
+                 status="time_limit")
+    unrelated = run("ut-act-t2t-v2/task19", 19, [{"step": 4000, "mean_error": 1.0}])
+    assert docs.stories_per_step(floor2) == 3.2
+    table = TABLES["babi-stories-joint"]([longer, unrelated, floor2, alone18, alone17])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| task | stories seen | en-10k/ut-act-t2t-v2 (64 of 64 a step) | en-10k/ut-act-t2t-v2-joint-10k-min2 (3.2 of 64 a step) "
+        "| en-10k/ut-act-t2t-v2-joint-10k-min2-long (3.2 of 64 a step) |",
+        "|---|---|---|---|---|",
+        "| 17 | 256,000 | 37.0 (4,000) | 38.0 (80,000) | - |",
+        "| 17 | 320,000 | - | 39.0 (100,000) | - |",  # a run's last evaluation has a row
+        "| 17 | 512,000 | 36.0 (8,000) | - | 20.0 (160,000) |",
+        "| 17 | 768,000 | 3.0 (12,000) | - | - |",
+        "| 18 | 256,000 | 5.5 (4,000) | 5.0 (80,000) | - |",  # the no-ACT joint run is absent: no column
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long" in table
+    assert TABLES["babi-stories-joint"]([unrelated]) == docs.NO_RECORDS
+    assert docs.FIGURES["babi-stories-joint"]([alone17, floor2], tmp_path / "j.png")  # task 17's curves
+    assert not docs.FIGURES["babi-stories-joint"]([alone18, floor2], tmp_path / "k.png")  # task 18 alone: one curve
+
+
+def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
+    def run(name, model, history, **fields):
+        return _babi_history_record(name, "all", history, model={"num_steps": 8, **model}, **fields)
+
+    no_act = run("ut-t2t-v2-joint-10k", {"act": False},
+                 [{"step": 4000, "task19/error": 91.0, "task19/ponder_question": 8.0, "task1/error": 0.0},
+                  {"step": 6000, "task19/error": 80.0, "task19/ponder_question": 8.0},
+                  {"step": 8000, "task19/error": 50.0, "task19/ponder_question": 8.0}])
+    min2 = run("ut-act-t2t-v2-joint-10k-min2", {"act": True, "act_min_steps": 2},
+               [{"step": 4000, "task19/error": 90.5, "task19/ponder_question": 3.0},
+                {"step": 5000, "task19/error": 89.0}], status="time_limit")
+    pw0 = run("ut-act-t2t-v2-joint-10k-pw0", {"act": True, "ponder_weight": 0.0},
+              [{"step": 4000, "task19/error": 91.5, "task19/ponder_question": 2.0}])
+    other = run("ut-act-t2t-v2-joint-10k", {"act": True}, [{"step": 4000, "task19/error": 90.0}])  # not in the study
+    table = TABLES["babi-floor"]([min2, other, pw0, no_act])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| step | en-10k/ut-t2t-v2-joint-10k (no ACT, 8 steps) | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2) "
+        "| en-10k/ut-act-t2t-v2-joint-10k-pw0 (ACT, floor 1, no ponder cost) |",
+        "|---|---|---|---|",
+        "| 4,000 | 91.0 (8.0) | 90.5 (3.0) | 91.5 (2.0) |",
+        "| 5,000 | - | 89.0 | - |",  # min2's last evaluation, no ponder kept
+        "| 8,000 | 50.0 (8.0) | - | - |",  # 6,000 is neither a multiple of 4,000 nor a run's last
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-joint-10k-min2" in table
+    assert TABLES["babi-floor"]([other]) == docs.NO_RECORDS
+    assert docs.task_curve(no_act, 19) == {4000: 91.0, 6000: 80.0, 8000: 50.0}
+    assert docs.task_curve(no_act, 1) == {4000: 0.0}
+    assert docs.FIGURES["babi-floor"]([no_act, min2], tmp_path / "f.png")
+    assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
+    assert not docs.FIGURES["babi-floor"]([no_act, other], tmp_path / "g.png")  # one curve: no figure
+
+
+def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():
+    def run(name, model, test, seed=0, **fields):
+        record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}],
+                                      model={"num_steps": 8, **model}, **fields)
+        record.config["train"]["seed"] = seed
+        record.metrics["test"] = test
+        return record
+
+    full = {"task1/error": 0.0, "task2/error": 0.25, "task3/error": 24.8, "task3/ponder_supporting": 3.01,
+            "task3/ponder_other": 3.0, "task1/ponder_question": 3.4, "task2/ponder_question": 8.7,
+            "task3/ponder_question": 7.3}
+    floor2 = run("ut-act-t2t-v2-mix123", {"act": True, "act_min_steps": 2}, full, best_step=8000, steps=13000)
+    facts8 = run("ut-act-t2t-v2-mix123-facts8/seed-1", {"act": True, "act_min_steps": 2, "act_fact_min_steps": 8},
+                 {"task3/error": 9.5}, seed=1, best_step=5000, steps=6834, status="time_limit")
+    no_test = run("ut-act-t2t-v2-mix123-facts8", {"act": True, "act_min_steps": 2, "act_fact_min_steps": 8}, {},
+                  best_step=500, steps=500, status="time_limit")  # a chunk's record, not scored on test yet
+    other = run("ut-act-t2t-v2-mix4-b64", {"act": True}, full)  # not in the study
+    table = TABLES["babi-depth"]([facts8, other, no_test, floor2])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| run | seed | best step | test error % (tasks 1 / 2 / 3) | task 3 facts' ponder (supporting / other) "
+        "| question's ponder (tasks 1 / 2 / 3) |",
+        "|---|---|---|---|---|---|",
+        "| en-10k/ut-act-t2t-v2-mix123 (ACT, floor 2) | 0 | 8,000 of 13,000 | 0.0 / 0.2 / 24.8 | 3.0 / 3.0 | 3.4 / 8.7 / 7.3 |",
+        "| en-10k/ut-act-t2t-v2-mix123-facts8 (ACT, facts' floor 8, question's 2) | 1 | 5,000 of 6,834 (partial) "
+        "| - / - / 9.5 | - / - | - / - / - |",
+    ])
+    assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-mix123-facts8/seed-1" in table
+    assert TABLES["babi-depth"]([other, no_test]) == docs.NO_RECORDS
+
+
+def test_depth_figure_draws_the_act_runs_ponder_over_all_positions_and_of_the_question(tmp_path):
+    def run(name, model, seed, ponder):
+        record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}], model={"num_steps": 8, **model})
+        record.config["train"]["seed"] = seed
+        record.metrics["test"] = {"task3/error": 20.0, **{f"task{t}/ponder_time": p for t, p in ponder.items()},
+                                  "task1/ponder_std": 0.5, **{f"task{t}/ponder_question": 2 * p for t, p in ponder.items()}}
+        return record
+
+    floor2 = run("ut-act-t2t-v2-mix123", {"act": True, "act_min_steps": 2}, 0, {1: 3.0, 2: 3.1, 3: 3.2})
+    facts8 = run("ut-act-t2t-v2-mix123-facts8/seed-1", {"act": True, "act_min_steps": 2, "act_fact_min_steps": 8}, 1,
+                 {1: 9.0, 3: 9.5})
+    fixed = run("ut-t2t-v2-mix123", {"act": False}, 0, {1: 8.0, 2: 8.0, 3: 8.0})  # a fixed depth: not drawn
+    panels, styles = docs.depth_ponder_panels([facts8, fixed, floor2])
+    assert panels == {
+        "all positions": {"ACT, floor 2, seed 0": {1: (3.0, 0.5), 2: (3.1, None), 3: (3.2, None)},
+                          "ACT, facts' floor 8, question's 2, seed 1": {1: (9.0, 0.5), 3: (9.5, None)}},
+        "the question": {"ACT, floor 2, seed 0": {1: (6.0, None), 2: (6.2, None), 3: (6.4, None)},
+                         "ACT, facts' floor 8, question's 2, seed 1": {1: (18.0, None), 3: (19.0, None)}},
+    }
+    assert styles == {"ACT, floor 2, seed 0": {"color": "C0", "linestyle": "-"},
+                      "ACT, facts' floor 8, question's 2, seed 1": {"color": "C1", "linestyle": ":"}}
+    assert docs.FIGURES["babi-depth"]([facts8, fixed, floor2], tmp_path / "d.png")
+    assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"
+    assert not docs.FIGURES["babi-depth"]([fixed], tmp_path / "e.png")

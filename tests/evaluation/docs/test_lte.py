@@ -1,0 +1,106 @@
+"""The Learning to Execute tables: program tasks then memorisation, per group and operation, beam."""
+
+from __future__ import annotations
+
+from universal_transformer.evaluation import docs
+from universal_transformer.evaluation.docs import TABLES
+
+from .records import algorithmic_record, lte_record
+
+
+def test_lte_table_program_tasks_then_memorisation():
+    records = [
+        lte_record("copy", "UT", 0.996, 0.93, score=0.2),
+        lte_record("copy", "UT", 0.999, 0.97, score=0.9, seed=1),  # best on validation
+        lte_record("copy", "Transformer", 0.98, 0.61, status="time_limit", steps=9000, wall_time_seconds=2400.4),
+        lte_record("addition", "LSTM", 0.5, 0.1),
+        algorithmic_record("copy", "UT", 0.09, 0.02),  # another family: not shown
+    ]
+    assert TABLES["lte"](records) == "\n".join([
+        "| model | Addition | Copy |",
+        "|---|---|---|",
+        "| LSTM | 0.50 / 0.10 | - |",
+        "| Transformer | - | 0.98 / 0.61 (partial) |",
+        "| UT | - | 1.00 / 0.97 |",
+        "",
+        "partial = stopped at its time limit: lte/copy-Transformer (step 9000, 2400 s)",
+    ])
+    assert TABLES["lte"](records[-1:]) == docs.NO_RECORDS
+
+
+def test_lte_table_names_the_run_chosen_among_variants():
+    narrow = lte_record("program", "UT", 0.47, 0.22, score=0.22, parameters=119_424)
+    wide = lte_record("program", "UT", 0.80, 0.55, score=0.55, parameters=468_224, experiment="lte/program-UT-d128")
+    table = TABLES["lte"]([narrow, wide, lte_record("program", "LSTM", 0.6, 0.4)])
+    assert "| UT | 0.80 / 0.55 |" in table
+    assert table.endswith("\n\nbest on validation of several runs: program UT: lte/program-UT-d128 "
+                          "(0.47M parameters; also lte/program-UT (0.12M))")
+    narrow.metrics["validation"]["score"] = 0.9  # the narrow one wins on validation: it is shown
+    table = TABLES["lte"]([narrow, wide])
+    assert "| UT | 0.47 / 0.22 |" in table and table.endswith("also lte/program-UT-d128 (0.47M))")
+
+
+def test_lte_table_a_partial_run_without_test_metrics_does_not_hide_a_scored_one():
+    narrow = lte_record("program", "UT", 0.47, 0.22, score=0.22, parameters=119_424)
+    wide = lte_record("program", "UT", 0.0, 0.0, score=0.47, parameters=468_224, experiment="lte/program-UT-d128",
+                status="time_limit", steps=56_181, wall_time_seconds=14_140.0)
+    wide.metrics["test"] = {}  # stopped by its time limit, its checkpoint lost before the test evaluation
+    table = TABLES["lte"]([narrow, wide])
+    assert "| UT | 0.47 / 0.22 |" in table
+    assert table.endswith("program UT: lte/program-UT (0.12M parameters; "
+                          "also lte/program-UT-d128 (0.47M, not scored on test))")
+    assert TABLES["lte"]([wide]).splitlines()[2] == "| UT | - |"  # alone, it is still the cell: no score to show
+
+
+def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
+    broken = lte_record("program", "UT", 0.5, 0.25)
+    broken.metrics["test"].update({"length1/sequence_accuracy": 0.9, "length2/sequence_accuracy": 0.5,
+                                   "length10/sequence_accuracy": 0.01, "nesting2/sequence_accuracy": 0.2,
+                                   "nesting1/sequence_accuracy": 0.3, "length1/char_accuracy": 0.95})
+    before = lte_record("addition", "LSTM", 0.5, 0.1)  # scored before the breakdown
+    memorisation = lte_record("copy", "UT", 1.0, 1.0)
+    memorisation.metrics["test"]["length3/sequence_accuracy"] = 1.0  # not a program task: not shown
+    assert TABLES["lte-breakdown"]([broken, before, memorisation]) == "\n".join([
+        "| task | model | length 1 | length 2 | length 10 | nesting 1 | nesting 2 |",
+        "|---|---|---|---|---|---|---|",
+        "| program | UT | 0.90 | 0.50 | 0.01 | 0.30 | 0.20 |",
+        "| addition | LSTM | - | - | - | - | - |",
+    ])
+    assert TABLES["lte-breakdown"]([before, memorisation]) == docs.NO_RECORDS
+
+
+def test_lte_operations_table_in_the_generators_order_of_operations():
+    program = lte_record("program", "UT", 0.5, 0.25)
+    program.metrics["test"].update({"with_small_loop/sequence_accuracy": 0.1, "with_pair/sequence_accuracy": 0.6,
+                                    "with_smallmul/sequence_accuracy": 0.05, "length1/sequence_accuracy": 0.9,
+                                    "with_pair/char_accuracy": 0.8})
+    control = lte_record("control", "Transformer", 0.5, 0.3)
+    control.metrics["test"].update({"with_ifstat/sequence_accuracy": 0.7, "with_small_loop/sequence_accuracy": 0.2})
+    before = lte_record("program", "LSTM", 0.5, 0.1)  # scored before the operations were recorded
+    addition = lte_record("addition", "UT", 1.0, 0.99)  # one operation: broken down by length only, left out
+    addition.metrics["test"]["length1/sequence_accuracy"] = 1.0
+    assert TABLES["lte-operations"]([control, before, program, addition]) == "\n".join([
+        "| task | model | pair | smallmul | small_loop | ifstat |",
+        "|---|---|---|---|---|---|",
+        "| program | LSTM | - | - | - | - |",
+        "| program | UT | 0.60 | 0.05 | 0.10 | - |",
+        "| control | Transformer | - | - | 0.20 | 0.70 |",
+    ])
+    assert TABLES["lte-operations"]([before]) == docs.NO_RECORDS
+
+
+def test_lte_beam_table_shows_the_beam_metrics_per_beam_size():
+    beam4 = lte_record("copy", "UT", 0.99, 0.9)
+    beam4.metrics["test"].update({"beam4/char_accuracy": 1.0, "beam4/sequence_accuracy": 0.995})
+    greedy_only = lte_record("reverse", "Transformer", 0.9, 0.5)
+    assert TABLES["lte-beam"]([beam4, greedy_only]) == "\n".join([
+        "| model | Copy | Reverse |",
+        "|---|---|---|",
+        "| Transformer | - | - |",
+        "| UT | 1.00 / 0.99 | - |",  # 0.995 rounds to even
+    ])
+    beam2 = lte_record("double", "UT", 0.9, 0.8)
+    beam2.metrics["test"].update({"beam2/char_accuracy": 0.95, "beam2/sequence_accuracy": 0.85})
+    table = TABLES["lte-beam"]([beam4, beam2])
+    assert table.startswith("beam 2:\n\n| model | Copy | Double |") and "\n\nbeam 4:\n\n" in table
+    assert TABLES["lte-beam"]([greedy_only]) == docs.NO_RECORDS

@@ -1,0 +1,81 @@
+"""Where the reproduction stands: the paper's numbers beside the runs that answer them."""
+
+from __future__ import annotations
+
+from universal_transformer.evaluation import docs
+from universal_transformer.evaluation.docs import TABLES
+
+from ..conftest import make_record
+from .records import babi_record
+
+
+def _joint(experiment, validation, test, *, act=True, shared=True, **fields):
+    """A joint bAbI record on all 20 tasks: per-task validation and test errors (%)."""
+    return make_record(experiment, task={"name": "babi", "set": "en-10k"}, model={"act": act, "share_weights": shared},
+                       validation={"score": -validation, **{f"task{t}/error": validation for t in range(1, 21)}},
+                       test={f"task{t}/error": test[t - 1] for t in range(1, 21)}, **fields)
+
+
+def _row(table, section, measure):
+    return next(line for line in table.split("\n") if line.startswith(f"| {section} | {measure} |"))
+
+
+def test_standing_picks_the_setting_best_on_validation_and_counts_failed_tasks():
+    worse_on_test = [0.0] * 20  # better on test but worse on validation: not the one shown
+    shown = [10.0, 6.0] + [1.0] * 18  # average 1.7, two tasks above 5%
+    records = [
+        _joint("babi/en-10k/joint-a", 3.0, worse_on_test),
+        _joint("babi/en-10k/joint-b", 2.0, shown, status="time_limit"),
+        _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # another model: another row
+        _joint("babi/en/joint-1k", 0.5, [0.0] * 20),  # another data set: another row
+        _joint("babi/en/joint-transformer", 0.5, [20.0] * 20, act=False, shared=False),  # the baseline's row
+        babi_record("babi/en-10k/single/task1", 0, -1.0, {1: 0.0}),  # single runs of one task only: no row
+    ]
+    table = TABLES["standing"](records)
+    assert _row(table, "bAbI 10k joint (Table 1)", "UT+ACT: average test error % (failed tasks)") == (
+        "| bAbI 10k joint (Table 1) | UT+ACT: average test error % (failed tasks) | 0.29 (0) | 1.70 (2 failed) | "
+        "babi/en-10k/joint-b (partial) |")
+    assert _row(table, "bAbI 10k joint (Table 1)", "UT: average test error % (failed tasks)").endswith(
+        "| 0.47 (0) | 0.50 (0 failed) | babi/en-10k/joint-ut |")
+    assert _row(table, "bAbI 10k single (Table 1)", "UT+ACT: average test error % (failed tasks)").endswith(
+        "| - | not measured in full yet |")
+    assert "| 0.00 (0 failed) | babi/en/joint-1k |" in _row(table, "bAbI 1k joint (Table 1)", "UT+ACT: average test error % (failed tasks)")
+    assert _row(table, "bAbI 1k joint (Table 1)", "Transformer baseline: average test error % (failed tasks)").endswith(
+        "| 26.8 (14) | 20.00 (20 failed) | babi/en/joint-transformer |")
+    assert _row(table, "bAbI 1k single (Table 1)", "Transformer baseline: average test error % (failed tasks)").endswith(
+        "| 21.8 (5) | - | not measured in full yet |")
+
+
+def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
+    records = [
+        _joint("babi/en-10k/joint-a", 3.0, [0.0] * 20),  # worse on validation: not shown
+        _joint("babi/en-10k/joint-b", 2.0, [10.0] + [1.0] * 19, status="time_limit"),
+        _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # no ACT: not Appendix C's model
+    ]
+    table = TABLES["babi-paper"](records)
+    lines = table.split("\n")
+    assert lines[0] == ("| task | 10k single: paper | here | 10k joint: paper | here | 1k single: paper | here "
+                        "| 1k joint: paper | here |")
+    assert lines[2] == "| 1 | 0.0 | - | 0.0 | **10.0** | 0.0 | - | 0.0 | - |"
+    assert "| average error | 0.21 | - | 0.29 | 1.45 | 4.55 | - | 7.78 | - |" in lines
+    assert table.endswith("here: 10k single: not measured in full yet; 10k joint: babi/en-10k/joint-b (partial); "
+                          "1k single: not measured in full yet; 1k joint: not measured in full yet")
+    assert TABLES["babi-paper"](records[2:]) == docs.NO_RECORDS
+
+
+def test_standing_reads_lte_cells_and_named_runs():
+    records = [
+        make_record("lte/control-ut", task={"name": "lte", "task": "control"}, validation={"score": 0.4},
+                    test={"char_accuracy": 0.71, "sequence_accuracy": 0.5}),
+        make_record("lte/control-ut-wide", task={"name": "lte", "task": "control"}, validation={"score": 0.2},
+                    test={"char_accuracy": 0.99, "sequence_accuracy": 0.99}),  # worse on validation
+        make_record("algorithmic/addition-ut-act-warm-b8k", task={"name": "algorithmic", "task": "addition"},
+                    test={"len400/char_accuracy": 0.12, "len400/sequence_accuracy": 0.0}),
+    ]
+    table = TABLES["standing"](records)
+    assert _row(table, "Learning to Execute, Control (Table 5)", "UT: test char / sequence accuracy").endswith(
+        "| 1.0 / 1.0 | 0.71 / 0.50 | lte/control-ut |")
+    assert _row(table, "Algorithmic Addition (Table 4)", "char / sequence accuracy at length 400").endswith(
+        "| 0.34 / 0.02 | 0.12 / 0.00 | algorithmic/addition-ut-act-warm-b8k (UT) |")
+    assert _row(table, "Translation (Table 7)", "test BLEU, UT vs Transformer of the same size").endswith(
+        "| - | not measured in full yet |")
