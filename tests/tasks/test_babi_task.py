@@ -424,3 +424,18 @@ def test_question_only_baseline_and_the_error_where_it_is_right_and_where_wrong(
         errs = [w for w, keep in zip(wrong, where) if keep]
         assert result[f"task18/error_if_question_{side}"] == pytest.approx(100.0 * sum(errs) / len(errs))
     assert "task18/recent_baseline_error" not in result  # yes/no answers: no fact says them
+
+
+@needs_data
+def test_a_joint_task_names_its_tasks_and_merges_their_metrics():
+    joint = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}, seed=0)
+    assert joint.task_names() == ["task1", "task8"]
+    assert joint.task_scores({"task1/error": 2.0, "task8/error": 7.5, "mean_error": 4.75}) == {"task1": -2.0, "task8": -7.5}
+    merged = joint.merge_task_metrics({"task1": {"task1/error": 2.0, "task8/error": 90.0, "mean_error": 46.0},
+                                       "task8": {"task1/error": 50.0, "task8/error": 7.5, "task8/ponder_time": 3.0}})
+    assert merged == {"task1/error": 2.0, "task8/error": 7.5, "task8/ponder_time": 3.0,
+                      "mean_error": 4.75, "failed_tasks": 1, "score": -4.75}
+    with pytest.raises(ConfigError, match="none for task8"):
+        joint.merge_task_metrics({"task1": {"task1/error": 2.0}})
+    single = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1], "memory_size": 20}, seed=0)
+    assert single.task_names() == [] and single.task_scores({"task1/error": 2.0, "mean_error": 2.0}) == {}

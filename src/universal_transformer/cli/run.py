@@ -77,6 +77,9 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
     add_window_arguments(p)
+    p.add_argument("--per-task", action="store_true",
+                   help="a joint run trained with train.keep_best_per_task: score each task with the model best on "
+                   "its own validation (RUN_DIR/best-per-task/NAME), as one evaluation; test split only")
     p.add_argument("--device", default="cpu")
     add_threads_argument(p)
     _add_record_arguments(p)
@@ -253,6 +256,8 @@ def run_eval(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     experiment = load_run(args.run_dir, args.overrides)
     task = build_task(experiment.task, seed=experiment.train.seed)
+    if args.per_task:
+        return run_eval_per_task(args, experiment, task)
     window = args.attention_window
     model = load_model(args.run_dir, args.model, args.device, steps=args.steps, window=window,
                         window_scope=args.attention_window_scope, task=task)
@@ -282,6 +287,46 @@ def run_eval(args: argparse.Namespace) -> int:
             kept = previous.kept_over(record) if previous is not None else None
             if kept:
                 raise ConfigError(f"{target} kept: {kept} (the scores above are in {out})")
+        print(f"wrote {record.save(target)}")
+    return 0
+
+
+def run_eval_per_task(args: argparse.Namespace, experiment: ExperimentConfig, task: Task) -> int:
+    """``ut eval --per-task``: each task of a joint run scored by the model kept for it
+    (``train.keep_best_per_task``), merged into one evaluation (``eval-test-per-task.json``) and,
+    with ``--record``, one record whose validation metrics are those that selected each model."""
+    others = [flag for flag, given in (("--model", args.model), ("--steps", args.steps),
+                                       ("--attention-window", args.attention_window)) if given is not None]
+    if others or args.split != "test":
+        raise ConfigError(f"--per-task scores the test split with the kept models as trained; "
+                          f"leave out {', '.join(others) or '--split ' + args.split}")
+    folder = args.run_dir / "best-per-task"
+    names = task.task_names()
+    missing = [n for n in names if not (folder / n / "selected.json").is_file()]
+    if not names or missing:
+        raise ConfigError(f"{folder}: no model kept for {', '.join(missing) or 'the tasks of a single task'} "
+                          "(train a joint run with train.keep_best_per_task=true)")
+    selected = {n: json.loads((folder / n / "selected.json").read_text()) for n in names}
+    scored, parameters = {}, None
+    for name in names:
+        model = load_model(args.run_dir, folder / name, args.device, task=task)
+        scored[name] = task.evaluate(evaluated(model, experiment.train), "test")
+        parameters = model.num_parameters()
+    # "selection" marks the record as models picked per task, which the tables keep apart from a joint model's
+    metrics = {**task.merge_task_metrics(scored), "selection": "per_task"}
+    validation = task.merge_task_metrics({n: s["validation"] for n, s in selected.items()})
+    steps = ", ".join(f"{n} {s['step']}" for n, s in selected.items())
+    print_metrics(metrics, title=f"test metrics, each task by its own best model ({folder})")
+    out = args.run_dir / "eval-test-per-task.json"
+    out.write_text(json.dumps(metrics, indent=2) + "\n")
+    print(f"wrote {out}")
+    if args.record:
+        target = args.results / f"{args.record}.json"
+        run = rescored_record(args.run_dir, experiment, "test", metrics, name=args.record, parameters=parameters)
+        record = RunRecord.from_dict(run.to_dict() | {
+            "best_step": None, "metrics": {"validation": validation, "test": metrics},
+            "notes": [*run.notes, f"per task: each task's validation and test metrics are those of the model best on "
+                                  f"its own validation, kept at steps {steps} ({folder})"]})
         print(f"wrote {record.save(target)}")
     return 0
 

@@ -166,6 +166,12 @@ class BabiOptions(TaskOptions):
             raise ConfigError(f"task.validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
 
 
+def _summary(errors: list[float]) -> dict[str, Any]:
+    """Average error (%), failed tasks (> 5%, the paper's Section 3.1) and the selection score."""
+    mean = sum(errors) / len(errors)
+    return {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors), "score": -mean}
+
+
 class BabiTask(Task):
     name = "babi"
     options_class = BabiOptions
@@ -424,12 +430,24 @@ class BabiTask(Task):
                 mean = look[data.task == task].mean(0).tolist()
                 for name, value in zip(ATTENTION_COLUMNS, mean):
                     result[f"task{task}/{name}"] = value
-        result["mean_error"] = sum(errors) / len(errors)
-        result["failed_tasks"] = sum(e > 5.0 for e in errors)
-        result["score"] = -result["mean_error"]
+        result.update(_summary(errors))
         if self.notes:
             result["notes"] = list(self.notes)
         return result
+
+    def task_names(self) -> list[str]:
+        return [f"task{task}" for task in self.tasks] if len(self.tasks) > 1 else []
+
+    def task_scores(self, metrics: dict[str, Any]) -> dict[str, float]:
+        return {name: -metrics[f"{name}/error"] for name in self.task_names()}
+
+    def merge_task_metrics(self, metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        names = self.task_names()
+        missing = [name for name in names if name not in metrics]
+        if not names or missing:
+            raise ConfigError(f"merging per-task metrics of tasks {self.tasks}: none for {', '.join(missing) or 'a single task'}")
+        result = {k: v for name in names for k, v in metrics[name].items() if k.startswith(f"{name}/")}
+        return {**result, **_summary([result[f"{name}/error"] for name in names])}
 
     @staticmethod
     def _question_attention(steps: list[dict[str, Tensor]], stats: HaltingStats, support_rank: Tensor) -> Tensor:

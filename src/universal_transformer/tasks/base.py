@@ -94,6 +94,22 @@ class Task(ABC):
         """Config values the task dictates (vocabulary size, special ids, ...)."""
         return {}
 
+    def task_names(self) -> list[str]:
+        """The tasks this one is made of (a joint bAbI model's ``task1``, ``task2``, ...), each
+        scored in its own metrics ``NAME/...``; empty for a task that is one task."""
+        return []
+
+    def task_scores(self, metrics: dict[str, Any]) -> dict[str, float]:
+        """Each task's selection score (higher is better) in evaluation ``metrics``, by name of
+        :meth:`task_names` (``train.keep_best_per_task`` keeps a model per name)."""
+        return {}
+
+    def merge_task_metrics(self, metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """One evaluation's metrics from evaluations of several models, one per name of
+        :meth:`task_names` (``metrics[name]``): each task's own metrics from its model, and the
+        overall ones recomputed from them."""
+        raise ConfigError(f"task {self.name!r} is one task: there is nothing to merge")
+
     def encode_text(self, text: str) -> Tensor:
         raise ConfigError(f"task {self.name!r} does not take text input")
 

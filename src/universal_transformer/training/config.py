@@ -75,6 +75,11 @@ class TrainConfig:
     # continue it where its checkpoint is lost but its model is not. A resumed checkpoint wins.
     init_from: str | None = None
     init_step: int = 0
+    # A task made of several tasks (bAbI with more than one in task.tasks): also keep, per task,
+    # the model best on that task's validation (RUN_DIR/best-per-task/NAME), the selection of a
+    # run per task on all tasks' data (tensor2tensor's babi_qa_sentence_taskN problems);
+    # `ut eval RUN --per-task` scores them. RUN_DIR/best stays the best on the overall score.
+    keep_best_per_task: bool = False
 
     def __post_init__(self) -> None:
         self.betas = tuple(self.betas)  # type: ignore[assignment]
@@ -104,6 +109,8 @@ class TrainConfig:
             raise ConfigError(f"train.init_step must be an integer >= 0, got {self.init_step!r}")
         if self.init_step and not self.init_from:
             raise ConfigError("train.init_step starts a warm-started run at a step: it needs train.init_from")
+        if not isinstance(self.keep_best_per_task, bool):
+            raise ConfigError(f"train.keep_best_per_task must be true or false, got {self.keep_best_per_task!r}")
         if self.init_step >= self.steps:
             raise ConfigError(f"train.init_step ({self.init_step}) must be below train.steps ({self.steps})")
 

@@ -6,6 +6,9 @@ Run directory::
     RUN_DIR/checkpoints/       step-XXXXXXXX.pt, the last ``keep_last`` (atomic writes)
     RUN_DIR/best/              the best model on validation (save_pretrained format): the
                                highest score, then the task's tie_break (selection_key)
+    RUN_DIR/best-per-task/NAME/  with train.keep_best_per_task: per task of a joint task, the
+                               model best on its own validation score, and selected.json (its
+                               step and validation metrics)
     RUN_DIR/metrics.jsonl      one line per evaluation
     RUN_DIR/metrics.json       at the end: the best model's validation and test metrics
     RUN_DIR/record.json        the run record (evaluation/records.py): written at the end and at
@@ -51,7 +54,7 @@ from .schedules import lr_multiplier
 # trajectory up to the point where the run stopped.
 RESUMABLE_CHANGES = {
     "steps", "time_limit", "threads", "log_every", "early_stopping", "stop_at_score", "act_packed",
-    "gradient_checkpointing", "allow_slow_bf16",
+    "gradient_checkpointing", "allow_slow_bf16", "keep_best_per_task",
 }
 
 # Smallest width at which bf16 autocast beat fp32 on a CPU with bf16 instructions
@@ -147,6 +150,9 @@ class Trainer:
         torch.manual_seed(self.cfg.seed)
         self.task = build_task(experiment.task, seed=self.cfg.seed)
         self.model = build_model(experiment, self.task).to(self.ctx.device)
+        if self.cfg.keep_best_per_task and not self.task.task_names():
+            raise ConfigError(f"train.keep_best_per_task keeps a model per task of a joint task; this {self.task.name} "
+                              "task is one task (bAbI: list several in task.tasks)")
         self.precision = resolve_precision(self.cfg, self.ctx.device, getattr(self.model.config, "d_model", None))
         self._offset_steps = 0  # per-step position offsets: one for each step a stack may run
         if self.cfg.max_position_offset and self.cfg.position_offset_per == "step":
@@ -177,6 +183,7 @@ class Trainer:
         self.step = 0
         self.elapsed = 0.0
         self.best: dict[str, Any] = {"step": None, "metrics": None}
+        self.best_per_task: dict[str, dict[str, Any]] = {}  # name -> step and score of its kept model
         self.evals_since_best = 0
         self._writer = None
 
@@ -230,6 +237,7 @@ class Trainer:
             "step": self.step,
             "elapsed": self.elapsed,
             "best": self.best,
+            "best_per_task": self.best_per_task,
             "evals_since_best": self.evals_since_best,
         }
 
@@ -242,6 +250,7 @@ class Trainer:
         self.step = state["step"]
         self.elapsed = state["elapsed"]
         self.best = state["best"]
+        self.best_per_task = state.get("best_per_task", {})  # checkpoints from before keep_best_per_task
         self.evals_since_best = state["evals_since_best"]
 
     def save_checkpoint(self) -> Path | None:
@@ -420,9 +429,22 @@ class Trainer:
             self.model.save_pretrained(self.run_dir / "best")
         else:
             self.evals_since_best += 1
+        if self.cfg.keep_best_per_task:
+            self._keep_best_per_task(metrics)
         stop = self.cfg.early_stopping is not None and self.evals_since_best >= self.cfg.early_stopping
         stop |= self.cfg.stop_at_score is not None and metrics["score"] >= self.cfg.stop_at_score
         return all_reduce_flag(stop, self.ctx)
+
+    def _keep_best_per_task(self, metrics: dict[str, Any]) -> None:
+        """Save the model as ``best-per-task/NAME`` for each task whose validation score it beats
+        (the first to reach a score keeps it, as for ``best``)."""
+        for name, score in self.task.task_scores(metrics).items():
+            if score > self.best_per_task.get(name, {}).get("score", -math.inf):
+                self.best_per_task[name] = {"step": self.step, "score": score}
+                folder = self.run_dir / "best-per-task" / name
+                self.model.save_pretrained(folder)
+                own = {k: v for k, v in metrics.items() if k.startswith(f"{name}/")}
+                (folder / "selected.json").write_text(json.dumps({"step": self.step, "validation": own}, indent=2) + "\n")
 
     def _finish(self, early_stopped: bool) -> dict[str, Any]:
         summary: dict[str, Any] = {"status": "early_stopped" if early_stopped else "done", "step": self.step}

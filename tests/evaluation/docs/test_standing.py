@@ -9,11 +9,13 @@ from ..conftest import make_record
 from .records import babi_record
 
 
-def _joint(experiment, validation, test, *, act=True, shared=True, **fields):
-    """A joint bAbI record on all 20 tasks: per-task validation and test errors (%)."""
+def _joint(experiment, validation, test, *, act=True, shared=True, selection=None, **fields):
+    """A joint bAbI record on all 20 tasks: per-task validation and test errors (%); ``selection``
+    "per_task" for models picked per task (``ut eval --per-task``)."""
+    picked = {"selection": selection} if selection else {}
     return make_record(experiment, task={"name": "babi", "set": "en-10k"}, model={"act": act, "share_weights": shared},
                        validation={"score": -validation, **{f"task{t}/error": validation for t in range(1, 21)}},
-                       test={f"task{t}/error": test[t - 1] for t in range(1, 21)}, **fields)
+                       test={**{f"task{t}/error": test[t - 1] for t in range(1, 21)}, **picked}, **fields)
 
 
 def _row(table, section, measure):
@@ -51,6 +53,8 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
         _joint("babi/en-10k/joint-a", 3.0, [0.0] * 20),  # worse on validation: not shown
         _joint("babi/en-10k/joint-b", 2.0, [10.0] + [1.0] * 19, status="time_limit"),
         _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # no ACT: not Appendix C's model
+        # a joint run's models picked per task (ut eval --per-task): neither reading, whatever its validation
+        _joint("babi/en-10k/joint-b-per-task", 0.1, [0.0] * 20, selection="per_task"),
     ]
     table = TABLES["babi-paper"](records)
     lines = table.split("\n")

@@ -581,6 +581,8 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
     for name, column in babi_columns(records).items():
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
             continue
+        if any(run["test"].get("selection") == "per_task" for run in column.values()):
+            continue  # a joint run's models picked per task (`ut eval --per-task`): neither reading whole
         validation = [_babi_validation_error(run, task) for task, run in column.items()]
         if None not in validation:
             candidates.append((statistics.mean(validation), name, column))  # type: ignore[arg-type]
