@@ -78,7 +78,7 @@ mkdir -p "$out"
 # first evaluation).
 score_partial() {
   local name=$1
-  [ -d "$out/$1/best" ] || return 0
+  [ -d "$out/$name/best" ] || return 0
   echo "== $name: partial, scoring its best model on test" >> "$out/$name.log"
   $ut eval "$out/$name" --split test --threads 1 "${eval_overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1
 }
