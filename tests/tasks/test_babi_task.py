@@ -439,3 +439,27 @@ def test_a_joint_task_names_its_tasks_and_merges_their_metrics():
         joint.merge_task_metrics({"task1": {"task1/error": 2.0}})
     single = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1], "memory_size": 20}, seed=0)
     assert single.task_names() == [] and single.task_scores({"task1/error": 2.0, "mean_error": 2.0}) == {}
+
+
+@needs_data
+def test_one_task_of_a_joint_task_evaluates_its_questions_alone_as_the_whole_does():
+    """``ut eval --per-task`` scores task N's model on task N's questions only: the same numbers
+    for that task as the whole evaluation gives, from a twentieth of the work on a joint set."""
+    joint = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 2], "memory_size": 10,
+                      "eval_batch_size": 64}, seed=0)
+    model = _tiny_model(joint, seed=3, num_steps=4, act=True, act_bias_init=-0.5, dropout=0, embedding_dropout=0)
+    whole = joint.evaluate(model, "test")
+    alone = joint.evaluate_task(model, "test", "task2")
+    own = {k: v for k, v in whole.items() if k.startswith("task2/")}
+    assert {k for k in alone if k.startswith("task")} == set(own)
+    assert alone["task2/error"] == own["task2/error"]
+    assert alone["task2/error"] == alone["mean_error"]
+    assert alone == pytest.approx({**own, "mean_error": own["task2/error"], "failed_tasks": int(own["task2/error"] > 5.0),
+                                   "score": -own["task2/error"], "supporting2/ponder_mean": alone["supporting2/ponder_mean"],
+                                   "supporting2/ponder_std": alone["supporting2/ponder_std"],
+                                   **{f"ponder_{r}": alone[f"ponder_{r}"] for r in ROLES[1:]}}, rel=1e-6)
+    # task 2's questions are those with two supporting facts, so its mean ponder is theirs
+    assert alone["supporting2/ponder_mean"] == pytest.approx(own["task2/ponder_time"], rel=1e-6)
+    assert "supporting1/ponder_mean" not in alone
+    with pytest.raises(ConfigError, match="no task 'task3' in tasks"):
+        joint.evaluate_task(model, "test", "task3")

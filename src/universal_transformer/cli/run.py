@@ -310,7 +310,7 @@ def run_eval_per_task(args: argparse.Namespace, experiment: ExperimentConfig, ta
     scored, parameters = {}, None
     for name in names:
         model = load_model(args.run_dir, folder / name, args.device, task=task)
-        scored[name] = task.evaluate(evaluated(model, experiment.train), "test")
+        scored[name] = task.evaluate_task(evaluated(model, experiment.train), "test", name)
         parameters = model.num_parameters()
     # "selection" marks the record as models picked per task, which the tables keep apart from a joint model's
     metrics = {**task.merge_task_metrics(scored), "selection": "per_task"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,11 @@ class EncodedSplit:
         """``[N, F, W]`` word ids of every memory slot, built on each call (for tests and plots;
         batches gather only their own stories)."""
         return self.sentences[self.slots]
+
+    def subset(self, keep: Tensor) -> "EncodedSplit":
+        """The questions where ``keep`` (``[N]`` bool) holds, sharing the table of sentences."""
+        per_question = {f.name: getattr(self, f.name)[keep] for f in fields(self) if f.name != "sentences"}
+        return EncodedSplit(sentences=self.sentences, **per_question)
 
     def story_lengths(self) -> Tensor:
         """``[N]`` facts per story: the memory slots it uses (what batches are padded to)."""
@@ -337,7 +342,6 @@ class BabiTask(Task):
 
     # -- evaluation ------------------------------------------------------------------
 
-    @torch.no_grad()
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
         """Error (%) per task, average error, failed tasks (> 5% error); ponder time per task, by
         number of supporting facts, and by what a position holds (a supporting fact, another
@@ -354,10 +358,23 @@ class BabiTask(Task):
 
         ``split`` may also be ``train`` (the training stories, less the held-out validation
         ones): a model that errs there as much as on validation underfits, it does not overfit."""
+        return self._evaluate(model, split, self.tasks)
+
+    def evaluate_task(self, model: nn.Module, split: str, name: str) -> dict[str, Any]:
+        """:meth:`evaluate` on task ``name``'s questions alone (``ut eval --per-task``: a joint
+        model's test set has every task's, which each task's model would otherwise all answer)."""
+        if name not in self.task_names():
+            raise ConfigError(f"no task {name!r} in tasks {self.tasks} (names: {', '.join(self.task_names())})")
+        return self._evaluate(model, split, [int(name.removeprefix("task"))])
+
+    @torch.no_grad()
+    def _evaluate(self, model: nn.Module, split: str, tasks: list[int]) -> dict[str, Any]:
         if split not in ("validation", "test", "train"):
             raise ConfigError(f"unknown split {split!r}; bAbI evaluates validation, test and train")
         model.eval()
         data = self.splits[split]
+        if tasks != self.tasks:
+            data = data.subset(torch.isin(data.task, torch.tensor(tasks)))
         device = next(model.parameters()).device
         predicted, ponder_sum, ponder_sq, positions, by_role, looks = [], [], [], [], [], []
         attention_stats = bool(self.options.attention_stats)
@@ -400,7 +417,7 @@ class BabiTask(Task):
 
         result: dict[str, Any] = {}
         errors = []
-        for task in self.tasks:
+        for task in tasks:
             mask = data.task == task
             task_hit = hit[mask]
             error = error_percent(task_hit)
@@ -426,7 +443,7 @@ class BabiTask(Task):
                 result[f"ponder_{role}"] = total / count
         if attention_stats:
             look = in_place(looks)  # [N, 6]
-            for task in self.tasks:
+            for task in tasks:
                 mean = look[data.task == task].mean(0).tolist()
                 for name, value in zip(ATTENTION_COLUMNS, mean):
                     result[f"task{task}/{name}"] = value

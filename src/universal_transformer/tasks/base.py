@@ -104,6 +104,12 @@ class Task(ABC):
         :meth:`task_names` (``train.keep_best_per_task`` keeps a model per name)."""
         return {}
 
+    def evaluate_task(self, model: nn.Module, split: str, name: str) -> dict[str, Any]:
+        """Metrics of ``split`` that hold task ``name``'s (``NAME/...``; ``ut eval --per-task``
+        scores each task with its own model). This default evaluates every task; a task made
+        of several may evaluate ``name``'s examples alone."""
+        return self.evaluate(model, split)
+
     def merge_task_metrics(self, metrics: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """One evaluation's metrics from evaluations of several models, one per name of
         :meth:`task_names` (``metrics[name]``): each task's own metrics from its model, and the
