@@ -79,7 +79,8 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     add_window_arguments(p)
     p.add_argument("--per-task", action="store_true",
                    help="a joint run trained with train.keep_best_per_task: score each task with the model best on "
-                   "its own validation (RUN_DIR/best-per-task/NAME), as one evaluation; test split only")
+                   "its own validation (RUN_DIR/best-per-task/NAME), as one evaluation; test split only. Record it as "
+                   "JOINT-per-task for the joint run's record JOINT: the babi-readings table sets them side by side")
     p.add_argument("--device", default="cpu")
     add_threads_argument(p)
     _add_record_arguments(p)

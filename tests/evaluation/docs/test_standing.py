@@ -83,3 +83,31 @@ def test_standing_reads_lte_cells_and_named_runs():
         "| 0.34 / 0.02 | 0.12 / 0.00 | algorithmic/addition-ut-act-warm-b8k (UT) |")
     assert _row(table, "Translation (Table 7)", "test BLEU, UT vs Transformer of the same size").endswith(
         "| - | not measured in full yet |")
+
+
+def _alone(experiment, task, validation, test):
+    """A UT run of one bAbI 10k task trained alone: validation and test error (%)."""
+    return make_record(experiment, task={"name": "babi", "set": "en-10k", "tasks": [task]}, model={"act": False},
+                       validation={"score": -validation, "mean_error": validation},
+                       test={f"task{task}/error": test, "mean_error": test})
+
+
+def test_babi_readings_table_sets_alone_joint_and_per_task_side_by_side():
+    records = [
+        _joint("babi/en-10k/joint", 2.0, [10.0] + [1.0] * 19, act=False),
+        _joint("babi/en-10k/joint-per-task", 1.0, [4.0] + [1.0] * 19, act=False, selection="per_task"),
+        # single runs of the same model, each on its task alone: the column best on validation
+        *(_alone(f"babi/en-10k/alone/task{t}", t, 3.0, 2.0) for t in range(1, 21)),
+        *(_alone(f"babi/en-10k/alone-worse/task{t}", t, 9.0, 0.0) for t in range(1, 21)),
+        # a per-task record of another model, with no joint record and no single runs
+        _joint("babi/en-10k/act-per-task", 1.0, [0.5] * 20, selection="per_task"),
+    ]
+    table = TABLES["babi-readings"](records)
+    ut, act = table.split("\n\n10k UT+ACT ")
+    assert ut.startswith("10k UT (alone: babi/en-10k/alone; joint: babi/en-10k/joint; joint, per task: "
+                         "babi/en-10k/joint-per-task):\n\n| task | alone | joint | joint, per task |")
+    assert "| 1 | 2.0 | 10.0 | 4.0 |" in ut and "| average error | 2.00 | 1.45 | 1.15 |" in ut
+    assert "| failed (> 5%) | 0 | 1 | 0 |" in ut
+    assert act.startswith("(alone: not measured in full yet; joint: not measured in full yet; joint, per task: "
+                          "babi/en-10k/act-per-task):\n\n| task | joint, per task |")
+    assert TABLES["babi-readings"](records[:1]) == docs.NO_RECORDS

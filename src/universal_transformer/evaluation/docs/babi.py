@@ -91,6 +91,38 @@ def babi_paper_table(records: list[RunRecord]) -> str:
     return paper_table({label: f and f[1] for label, f in found.items()}) + "\n\nhere: " + "; ".join(runs)
 
 
+PER_TASK_SUFFIX = "-per-task"
+"""``ut eval RUN --per-task --record NAME-per-task`` for the joint run recorded as ``NAME``."""
+
+_DATA_SIZE = {"en": "1k", "en-10k": "10k"}
+
+
+@register_table("babi-readings")
+def babi_readings_table(records: list[RunRecord]) -> str:
+    """The three readings of the paper's "single" bAbI setting, per task, for each joint run
+    scored per task (``ut eval --per-task``, recorded as ``NAME-per-task``): a model per task
+    trained on task N's data alone (the single column of that model best on validation,
+    :func:`babi_setting_column`), the joint model ``NAME`` whole, and the joint run's models
+    picked each on task N's own validation, as tensor2tensor's ``babi_qa_sentence_taskN``
+    problems train on all tasks' data and select on task N's."""
+    columns = babi_columns(records)
+    parts = []
+    for record in family(records, "babi"):
+        if record.metrics["test"].get("selection") != "per_task":
+            continue
+        data, model = record.config["task"]["set"], model_label(record.config)
+        alone = babi_setting_column(records, data, False, model)
+        per_task = babi_group(record.experiment)
+        joint = per_task.removesuffix(PER_TASK_SUFFIX)
+        readings = {"alone": alone, "joint": (joint, columns[joint]) if joint in columns and joint != per_task else None,
+                    "joint, per task": (per_task, columns[per_task])}
+        runs = "; ".join(f"{label}: {'not measured in full yet' if found is None else babi_run_label(*found)}"
+                         for label, found in readings.items())
+        table = error_table({label: found[1] for label, found in readings.items() if found})
+        parts.append(f"{_DATA_SIZE.get(data, data)} {model} ({runs}):\n\n{table}")
+    return "\n\n".join(parts) if parts else NO_RECORDS
+
+
 def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) -> Builder:
     def build(records: list[RunRecord]) -> str:
         columns = babi_columns(records)
