@@ -94,7 +94,7 @@ def babi_paper_table(records: list[RunRecord]) -> str:
 PER_TASK_SUFFIX = "-per-task"
 """``ut eval RUN --per-task --record NAME-per-task`` for the joint run recorded as ``NAME``."""
 
-_DATA_SIZE = {"en": "1k", "en-10k": "10k"}
+_DATA_SIZE = {data: label.split()[0] for label, data, _ in BABI_SETTINGS}  # "en" -> "1k", "en-10k" -> "10k"
 
 
 @register_table("babi-readings")
