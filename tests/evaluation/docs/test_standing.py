@@ -111,3 +111,17 @@ def test_babi_readings_table_sets_alone_joint_and_per_task_side_by_side():
     assert act.startswith("(alone: not measured in full yet; joint: not measured in full yet; joint, per task: "
                           "babi/en-10k/act-per-task):\n\n| task | joint, per task |")
     assert TABLES["babi-readings"](records[:1]) == docs.NO_RECORDS
+
+
+def test_babi_readings_table_shows_the_seeds_of_a_run_once_and_names_the_seed_picked():
+    records = [
+        _joint("babi/en-10k/joint", 2.0, [10.0] * 20, act=False),
+        _joint("babi/en-10k/joint/seed-1", 1.0, [3.0] * 20, act=False, seeds=[1]),  # better on validation
+        _joint("babi/en-10k/joint-per-task", 1.0, [4.0] * 20, act=False, selection="per_task"),
+        _joint("babi/en-10k/joint-per-task/seed-1", 2.0, [1.0] * 20, act=False, selection="per_task", seeds=[1]),
+    ]
+    table = TABLES["babi-readings"](records)
+    assert table.count("| task |") == 1  # one table for the two seeds' per-task records
+    assert table.startswith("10k UT (alone: not measured in full yet; joint: babi/en-10k/joint (seed 1); "
+                            "joint, per task: babi/en-10k/joint-per-task):")
+    assert "| 1 | 3.0 | 4.0 |" in table  # each column the seed best on validation, seed 0 for the per-task one

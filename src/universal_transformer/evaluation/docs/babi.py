@@ -106,13 +106,14 @@ def babi_readings_table(records: list[RunRecord]) -> str:
     picked each on task N's own validation, as tensor2tensor's ``babi_qa_sentence_taskN``
     problems train on all tasks' data and select on task N's."""
     columns = babi_columns(records)
-    parts = []
+    parts, shown = [], set()
     for record in family(records, "babi"):
-        if record.metrics["test"].get("selection") != "per_task":
+        per_task = babi_group(record.experiment)  # the seeds of a run share its column: one table
+        if record.metrics["test"].get("selection") != "per_task" or per_task in shown:
             continue
+        shown.add(per_task)
         data, model = record.config["task"]["set"], model_label(record.config)
         alone = babi_setting_column(records, data, False, model)
-        per_task = babi_group(record.experiment)
         joint = per_task.removesuffix(PER_TASK_SUFFIX)
         readings = {"alone": alone, "joint": (joint, columns[joint]) if joint in columns and joint != per_task else None,
                     "joint, per task": (per_task, columns[per_task])}
@@ -625,6 +626,11 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
 
 
 def babi_run_label(name: str, column: dict[int, dict[str, Any]]) -> str:
-    """``babi/NAME``, marked partial where a run of the column stopped at its time limit."""
+    """``babi/NAME``, marked partial where a run of the column stopped at its time limit, and
+    naming the seeds picked where a column of several seeds did not pick seed 0 alone."""
     partial = any(run["status"] == "time_limit" for run in column.values())
-    return f"babi/{name}" + (" (partial)" if partial else "")
+    seeds = sorted({seed for run in column.values() for seed in run["seeds"]})
+    notes = ["partial"] if partial else []
+    if seeds != [0]:
+        notes.append(f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}, picked per task")
+    return f"babi/{name}" + (f" ({'; '.join(notes)})" if notes else "")
