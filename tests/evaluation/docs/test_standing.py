@@ -123,5 +123,21 @@ def test_babi_readings_table_shows_the_seeds_of_a_run_once_and_names_the_seed_pi
     table = TABLES["babi-readings"](records)
     assert table.count("| task |") == 1  # one table for the two seeds' per-task records
     assert table.startswith("10k UT (alone: not measured in full yet; joint: babi/en-10k/joint (seed 1); "
-                            "joint, per task: babi/en-10k/joint-per-task):")
-    assert "| 1 | 3.0 | 4.0 |" in table  # each column the seed best on validation, seed 0 for the per-task one
+                            "joint, per task: babi/en-10k/joint-per-task; joint, best seed per task: "
+                            "babi/en-10k/joint (seed 1); joint, per task, best seed per task: babi/en-10k/joint-per-task):")
+    lines = table.split("\n")
+    assert lines[2] == "| task | joint | joint, per task | joint, best seed per task | joint, per task, best seed per task |"
+    # each whole column the seed best on validation (1, then 0); per task the same here
+    assert "| 1 | 3.0 | 4.0 | 3.0 | 4.0 |" in table
+
+
+def test_best_seed_per_task_picks_each_task_on_its_own_validation():
+    from universal_transformer.evaluation.docs.babi import best_seed_per_task
+
+    def run(seed, validation):
+        return {"seeds": [seed], "validation": {f"task{t}/error": e for t, e in validation.items()},
+                "test": {f"task{t}/error": 0.0 for t in validation}}
+
+    seeds = [run(0, {1: 5.0, 2: 1.0, 3: 2.0}), run(1, {1: 1.0, 2: 3.0, 3: 2.0}), run(2, {1: 2.0, 2: 4.0})]
+    best = best_seed_per_task(seeds)
+    assert {task: r["seeds"] for task, r in best.items()} == {1: [1], 2: [0], 3: [0]}  # task 3: a tie, the first
