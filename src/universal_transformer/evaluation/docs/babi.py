@@ -107,7 +107,8 @@ def babi_readings_table(records: list[RunRecord]) -> str:
     problems train on all tasks' data and select on task N's. Where a joint run has several
     seeds, each of its columns picks one seed whole on validation, and a column beside it picks
     the seed per task (:func:`best_seed_per_task`), as the paper's Appendix C does in every setting."""
-    columns, seeds = babi_columns(records), _babi_runs(records)
+    seeds = _babi_runs(records)
+    columns = {name: best_of_seeds(runs) for name, runs in seeds.items()}  # babi_columns, from the runs at hand
     parts, shown = [], set()
     for record in family(records, "babi"):
         per_task = babi_group(record.experiment)  # the seeds of a run share its column: one table
