@@ -67,6 +67,23 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
     assert TABLES["babi-paper"](records[2:]) == docs.NO_RECORDS
 
 
+def test_babi_paper_seeds_table_shows_every_seed_of_the_column_the_paper_table_shows():
+    records = [
+        _joint("babi/en/joint", 3.0, [2.0] * 20),
+        _joint("babi/en/joint/seed-1", 2.0, [4.0] * 20, seeds=[1], status="time_limit"),  # best on validation
+        _joint("babi/en/other", 5.0, [0.0] * 20),  # worse on validation: another column, not shown
+    ]
+    for record in records:
+        record.config["task"]["set"] = "en"
+    table = TABLES["babi-paper-seeds"](records)
+    lines = table.split("\n")
+    assert lines[2] == "| 1 | 0.0 ± 0.0 | - | 0.0 ± 0.0 | - | 0.2 ± 0.3 | - | 0.1 ± 0.2 | 3.0 ± 1.4 (2) |"
+    assert lines[22] == "| average error | 0.73 ± 0.89 | - | 1.12 ± 1.62 | - | 6.34 ± 3.32 | - | 11.21 ± 6.65 | 3.00 ± 1.41 (2) |"
+    assert table.endswith("here: 10k single: not measured in full yet; 10k joint: not measured in full yet; "
+                          "1k single: not measured in full yet; 1k joint: babi/en/joint (seeds 0, 1; partial)")
+    assert TABLES["babi-paper-seeds"]([_joint("babi/en-10k/ut", 1.0, [0.5] * 20, act=False)]) == docs.NO_RECORDS
+
+
 def test_standing_reads_lte_cells_and_named_runs():
     records = [
         make_record("lte/control-ut", task={"name": "lte", "task": "control"}, validation={"score": 0.4},

@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 from ...tasks.babi import parse_tasks
 from ..babi_report import (
-    FAIL_ABOVE, baseline_table, best_of_seeds, error_table, paper_table, ponder_by_supporting_facts, ponder_table,
-    role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
+    FAIL_ABOVE, baseline_table, best_of_seeds, error_table, paper_seeds_table, paper_table, ponder_by_supporting_facts,
+    ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
 )
 from ..records import RunRecord
 from .common import NO_RECORDS, family, fmt_accuracy, fmt_seconds, markdown_table, model_label, partial_footnote
@@ -65,14 +65,18 @@ def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]
 def babi_seeds_table(records: list[RunRecord]) -> str:
     """bAbI test error over seeds (``babi_report.seeds_table``), for the columns with more
     than one seed of some task; a joint run counts for each of its tasks."""
-    groups: dict[str, dict[int, list[dict[str, Any]]]] = {}
-    for name, runs in _babi_runs(records).items():
-        for run in runs:
-            for task in run_tasks(run):
-                groups.setdefault(name, {}).setdefault(task, []).append(run)
-    groups = {name: dict(sorted(tasks.items())) for name, tasks in groups.items()
-              if any(len(runs) > 1 for runs in tasks.values())}
+    groups = {name: _by_task(runs) for name, runs in _babi_runs(records).items()}
+    groups = {name: tasks for name, tasks in groups.items() if any(len(runs) > 1 for runs in tasks.values())}
     return seeds_table(groups) if groups else NO_RECORDS
+
+
+def _by_task(runs: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """Task -> the runs (seeds) of a column that were tested on it, in task order."""
+    tasks: dict[int, list[dict[str, Any]]] = {}
+    for run in runs:
+        for task in run_tasks(run):
+            tasks.setdefault(task, []).append(run)
+    return dict(sorted(tasks.items()))
 
 
 BABI_SETTINGS = (("10k single", "en-10k", False), ("10k joint", "en-10k", True),
@@ -89,6 +93,30 @@ def babi_paper_table(records: list[RunRecord]) -> str:
         return NO_RECORDS
     runs = [f"{label}: {'not measured in full yet' if f is None else babi_run_label(*f)}" for label, f in found.items()]
     return paper_table({label: f and f[1] for label, f in found.items()}) + "\n\nhere: " + "; ".join(runs)
+
+
+@register_table("babi-paper-seeds")
+def babi_paper_seeds_table(records: list[RunRecord]) -> str:
+    """bAbI UT+ACT per task over seeds beside the paper's Appendix C average over its 10 seeds
+    (``babi_report.paper_seeds_table``): in each setting every seed of the column that the
+    ``babi-paper`` table shows, then the runs."""
+    found = {label: babi_setting_column(records, data, joint, "UT+ACT") for label, data, joint in BABI_SETTINGS}
+    if not any(found.values()):
+        return NO_RECORDS
+    runs = _babi_runs(records)
+    seeds = {label: f and _by_task(runs[f[0]]) for label, f in found.items()}
+    named = [f"{label}: {'not measured in full yet' if f is None else _seeds_label(f[0], seeds[label])}"
+             for label, f in found.items()]
+    return paper_seeds_table(seeds) + "\n\nhere: " + "; ".join(named)
+
+
+def _seeds_label(name: str, tasks: dict[int, list[dict[str, Any]]]) -> str:
+    """``babi/NAME`` with the seeds run (``seeds 0, 1`` or ``seed 0``), marked partial where one
+    of them stopped at its time limit."""
+    seeds = sorted({seed for runs in tasks.values() for run in runs for seed in run["seeds"]})
+    partial = any(run["status"] == "time_limit" for runs in tasks.values() for run in runs)
+    notes = [f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"] + (["partial"] if partial else [])
+    return f"babi/{name} ({'; '.join(notes)})"
 
 
 PER_TASK_SUFFIX = "-per-task"
