@@ -172,13 +172,13 @@ def seeds_table(groups: SeedGroups) -> str:
     lines = _task_table(groups, lambda task, runs: _mean_std([run["test"][f"task{task}/error"] for run in runs]))
     averages = []
     for tasks in groups.values():
-        complete = _seed_averages(tasks)
+        complete = seed_averages(tasks)
         averages.append(_mean_std(complete) if complete else "-")
     lines.append(_summary_row("average error (per seed)", averages))
     return "\n".join(lines)
 
 
-def _seed_averages(tasks: Mapping[int, list[dict[str, Any]]]) -> list[float]:
+def seed_averages(tasks: Mapping[int, list[dict[str, Any]]]) -> list[float]:
     """The average test error over the tasks of each seed (runs' ``seeds``) that has every one of
     ``tasks`` (task -> every seed's run)."""
     per_seed: dict[str, dict[int, float]] = {}
@@ -208,7 +208,7 @@ def paper_seeds_table(settings: Mapping[str, Mapping[int, list[dict[str, Any]]] 
     for label in labels:
         mean, spread = PAPER_SEED_AVERAGE[label]
         tasks = settings[label]
-        seeds = _seed_averages(tasks) if tasks and len(tasks) == 20 else []
+        seeds = seed_averages(tasks) if tasks and len(tasks) == 20 else []
         averages += [f"{mean:.2f} ± {spread:.2f}", _mean_std(seeds, digits=2) if seeds else "-"]
     lines.append(_summary_row("average error", averages))
     return "\n".join(lines)

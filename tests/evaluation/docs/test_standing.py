@@ -84,6 +84,26 @@ def test_babi_paper_seeds_table_shows_every_seed_of_the_column_the_paper_table_s
     assert TABLES["babi-paper-seeds"]([_joint("babi/en-10k/ut", 1.0, [0.5] * 20, act=False)]) == docs.NO_RECORDS
 
 
+def test_standing_averages_the_seeds_of_the_column_it_shows_over_seeds_with_every_task():
+    records = [
+        _joint("babi/en/joint", 3.0, [2.0] * 20),
+        _joint("babi/en/joint/seed-1", 2.0, [4.0] * 20, seeds=[1], status="time_limit"),
+        _joint("babi/en/joint/seed-2", 4.0, [9.0] * 20, seeds=[2]),
+        _joint("babi/en-10k/joint", 1.0, [1.0] * 20),  # one seed: its average, named so
+    ]
+    records[-1].config["task"]["set"] = "en-10k"
+    for record in records[:3]:
+        record.config["task"]["set"] = "en"
+    table = TABLES["standing"](records)
+    assert _row(table, "bAbI 1k joint (Appendix C)", "UT+ACT: average test error % over seeds") == (
+        "| bAbI 1k joint (Appendix C) | UT+ACT: average test error % over seeds | 11.21 ± 6.65 (10 seeds) | "
+        "5.00 ± 3.61 (3 seeds) | babi/en/joint (partial) |")
+    assert _row(table, "bAbI 10k joint (Appendix C)", "UT+ACT: average test error % over seeds").endswith(
+        "| 1.12 ± 1.62 (10 seeds) | 1.00 (1 seed) | babi/en-10k/joint |")
+    assert _row(table, "bAbI 1k single (Appendix C)", "UT+ACT: average test error % over seeds").endswith(
+        "| 6.34 ± 3.32 (10 seeds) | - | not measured in full yet |")
+
+
 def test_standing_reads_lte_cells_and_named_runs():
     records = [
         make_record("lte/control-ut", task={"name": "lte", "task": "control"}, validation={"score": 0.4},

@@ -100,14 +100,19 @@ def babi_paper_seeds_table(records: list[RunRecord]) -> str:
     """bAbI UT+ACT per task over seeds beside the paper's Appendix C average over its 10 seeds
     (``babi_report.paper_seeds_table``): in each setting every seed of the column that the
     ``babi-paper`` table shows, then the runs."""
-    found = {label: babi_setting_column(records, data, joint, "UT+ACT") for label, data, joint in BABI_SETTINGS}
+    found = {label: babi_seed_runs(records, data, joint, "UT+ACT") for label, data, joint in BABI_SETTINGS}
     if not any(found.values()):
         return NO_RECORDS
-    runs = _babi_runs(records)
-    seeds = {label: f and _by_task(runs[f[0]]) for label, f in found.items()}
-    named = [f"{label}: {'not measured in full yet' if f is None else _seeds_label(f[0], seeds[label])}"
-             for label, f in found.items()]
-    return paper_seeds_table(seeds) + "\n\nhere: " + "; ".join(named)
+    named = [f"{label}: {'not measured in full yet' if f is None else _seeds_label(*f)}" for label, f in found.items()]
+    return paper_seeds_table({label: f and f[1] for label, f in found.items()}) + "\n\nhere: " + "; ".join(named)
+
+
+def babi_seed_runs(records: list[RunRecord], data: str, joint: bool,
+                   model: str) -> tuple[str, dict[int, list[dict[str, Any]]]] | None:
+    """The column :func:`babi_setting_column` picks, with every seed's run per task: its name and
+    task -> runs, or None."""
+    found = babi_setting_column(records, data, joint, model)
+    return found and (found[0], _by_task(_babi_runs(records)[found[0]]))
 
 
 def _seeds_label(name: str, tasks: dict[int, list[dict[str, Any]]]) -> str:
