@@ -97,9 +97,9 @@ def test_standing_averages_the_seeds_of_the_column_it_shows_over_seeds_with_ever
     table = TABLES["standing"](records)
     assert _row(table, "bAbI 1k joint (Appendix C)", "UT+ACT: average test error % over seeds") == (
         "| bAbI 1k joint (Appendix C) | UT+ACT: average test error % over seeds | 11.21 ± 6.65 (10 seeds) | "
-        "5.00 ± 3.61 (3 seeds) | babi/en/joint (partial) |")
+        "5.00 ± 3.61 (3 seeds) | babi/en/joint (seeds 0, 1, 2; partial) |")
     assert _row(table, "bAbI 10k joint (Appendix C)", "UT+ACT: average test error % over seeds").endswith(
-        "| 1.12 ± 1.62 (10 seeds) | 1.00 (1 seed) | babi/en-10k/joint |")
+        "| 1.12 ± 1.62 (10 seeds) | 1.00 (1 seed) | babi/en-10k/joint (seed 0) |")
     assert _row(table, "bAbI 1k single (Appendix C)", "UT+ACT: average test error % over seeds").endswith(
         "| 6.34 ± 3.32 (10 seeds) | - | not measured in full yet |")
 

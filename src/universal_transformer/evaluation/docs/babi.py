@@ -103,7 +103,7 @@ def babi_paper_seeds_table(records: list[RunRecord]) -> str:
     found = {label: babi_seed_runs(records, data, joint, "UT+ACT") for label, data, joint in BABI_SETTINGS}
     if not any(found.values()):
         return NO_RECORDS
-    named = [f"{label}: {'not measured in full yet' if f is None else _seeds_label(*f)}" for label, f in found.items()]
+    named = [f"{label}: {'not measured in full yet' if f is None else babi_seeds_label(*f)}" for label, f in found.items()]
     return paper_seeds_table({label: f and f[1] for label, f in found.items()}) + "\n\nhere: " + "; ".join(named)
 
 
@@ -115,7 +115,7 @@ def babi_seed_runs(records: list[RunRecord], data: str, joint: bool,
     return found and (found[0], _by_task(_babi_runs(records)[found[0]]))
 
 
-def _seeds_label(name: str, tasks: dict[int, list[dict[str, Any]]]) -> str:
+def babi_seeds_label(name: str, tasks: dict[int, list[dict[str, Any]]]) -> str:
     """``babi/NAME`` with the seeds run (``seeds 0, 1`` or ``seed 0``), marked partial where one
     of them stopped at its time limit."""
     seeds = sorted({seed for runs in tasks.values() for run in runs for seed in run["seeds"]})

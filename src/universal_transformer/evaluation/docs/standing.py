@@ -10,7 +10,7 @@ from ..lte_report import PROGRAM_ORDER
 from ..babi_report import FAIL_ABOVE, PAPER_AVERAGE, PAPER_BEST_OF_10, PAPER_SEED_AVERAGE, seed_averages
 from ..records import RunRecord
 from .algorithmic import accuracy_cell, algorithmic_cells
-from .babi import BABI_SETTINGS, babi_run_label, babi_seed_runs, babi_setting_column
+from .babi import BABI_SETTINGS, babi_run_label, babi_seed_runs, babi_seeds_label, babi_setting_column
 from .common import family, fmt_accuracy, fmt_perplexity, markdown_table, model_label
 from .lm import LINZEN, lm_models
 from .sections import register_table
@@ -66,8 +66,7 @@ def _babi_seeds(data: str, joint: bool) -> Answer:
             return None
         n = len(averages)
         value = f"{averages[0]:.2f}" if n == 1 else f"{statistics.mean(averages):.2f} ± {statistics.stdev(averages):.2f}"
-        partial = any(run["status"] == "time_limit" for runs in tasks.values() for run in runs)
-        return f"{value} ({n} seed{'s' if n > 1 else ''})", f"babi/{name}" + (" (partial)" if partial else "")
+        return f"{value} ({n} seed{'s' if n > 1 else ''})", babi_seeds_label(name, tasks)
 
     return ours
 
