@@ -111,15 +111,15 @@ def babi_seed_runs(records: list[RunRecord], data: str, joint: bool,
                    model: str) -> tuple[str, dict[int, list[dict[str, Any]]]] | None:
     """The column :func:`babi_setting_column` picks, with every seed's run per task: its name and
     task -> runs, or None."""
-    found = babi_setting_column(records, data, joint, model)
-    return found and (found[0], _by_task(_babi_runs(records)[found[0]]))
+    runs = _babi_runs(records)
+    found = _setting_column(records, runs, data, joint, model)
+    return found and (found[0], _by_task(runs[found[0]]))
 
 
 def babi_seeds_label(name: str, tasks: dict[int, list[dict[str, Any]]]) -> str:
     """``babi/NAME`` with the seeds run (``seeds 0, 1`` or ``seed 0``), marked partial where one
     of them stopped at its time limit."""
-    seeds = sorted({seed for runs in tasks.values() for run in runs for seed in run["seeds"]})
-    partial = any(run["status"] == "time_limit" for runs in tasks.values() for run in runs)
+    seeds, partial = _seeds_and_partial([run for runs in tasks.values() for run in runs])
     notes = [f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"] + (["partial"] if partial else [])
     return f"babi/{name} ({'; '.join(notes)})"
 
@@ -659,10 +659,16 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
     """The bAbI column (:func:`babi_columns`) of ``data`` (``en-10k``, ``en``), joint or single,
     of ``model`` (:func:`model_label`), that holds all 20 tasks, with the lowest mean validation
     error over them (the paper picks on validation too): its name and task -> run, or None."""
+    return _setting_column(records, _babi_runs(records), data, joint, model)
+
+
+def _setting_column(records: list[RunRecord], runs: dict[str, list[dict[str, Any]]], data: str, joint: bool,
+                    model: str) -> tuple[str, dict[int, dict[str, Any]]] | None:
+    """:func:`babi_setting_column` over the runs :func:`_babi_runs` grouped already."""
     kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
              for r in family(records, f"babi/{data}")}
     candidates = []
-    for name, column in babi_columns(records).items():
+    for name, column in ((name, best_of_seeds(seeds)) for name, seeds in runs.items()):
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
             continue
         if any(run["test"].get("selection") == "per_task" for run in column.values()):
@@ -679,9 +685,14 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
 def babi_run_label(name: str, column: dict[int, dict[str, Any]]) -> str:
     """``babi/NAME``, marked partial where a run of the column stopped at its time limit, and
     naming the seeds picked where a column of several seeds did not pick seed 0 alone."""
-    partial = any(run["status"] == "time_limit" for run in column.values())
-    seeds = sorted({seed for run in column.values() for seed in run["seeds"]})
+    seeds, partial = _seeds_and_partial(list(column.values()))
     notes = ["partial"] if partial else []
     if seeds != [0]:
         notes.append(f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}, picked per task")
     return f"babi/{name}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _seeds_and_partial(runs: list[dict[str, Any]]) -> tuple[list[int], bool]:
+    """The seeds of ``runs``, sorted, and whether one of them stopped at its time limit."""
+    seeds = sorted({seed for run in runs for seed in run["seeds"]})
+    return seeds, any(run["status"] == "time_limit" for run in runs)
