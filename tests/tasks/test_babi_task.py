@@ -10,7 +10,7 @@ import torch
 from universal_transformer.config import ConfigError, StoryQAConfig
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
-from universal_transformer.tasks.babi import ROLES, BabiTask, parse_tasks
+from universal_transformer.tasks.babi import DEPTH_MEASURES, ROLES, BabiTask, parse_tasks
 from universal_transformer.training.config import load_experiment
 
 from ..data.test_babi import BABI, needs_data
@@ -161,6 +161,7 @@ def test_ponder_time_is_averaged_over_all_real_positions():
     result = task.evaluate(model, "validation")
     data = task.splits["validation"]
     values: dict[int, list[float]] = {1: [], 2: []}
+    steps: dict[int, list[float]] = {1: [], 2: []}
     hits: dict[int, list[bool]] = {1: [], 2: []}
     with torch.no_grad():
         for i in range(len(data)):  # one example at a time: no padding beyond its own empty slots
@@ -170,11 +171,17 @@ def test_ponder_time_is_averaged_over_all_real_positions():
             hits[int(data.task[i])].append(bool(out.logits.argmax(-1)[0] == batch.labels[0]))
             real = ~stats.padding[0] if stats.padding is not None else torch.ones(stats.ponder_time.shape[1], dtype=torch.bool)
             values[int(data.task[i])] += stats.ponder_time[0][real].double().tolist()
+            steps[int(data.task[i])] += stats.n_updates[0][real].double().tolist()
     for t in (1, 2):
         v = torch.tensor(values[t], dtype=torch.float64)
         assert len(v) > 100 and v.std() > 0.01  # ACT makes the ponder time vary over positions
         assert result[f"task{t}/ponder_time"] == pytest.approx(v.mean().item(), rel=1e-5)
         assert result[f"task{t}/ponder_std"] == pytest.approx(v.std().item(), rel=1e-4)
+        # the depth, the steps alone (the authors' measure): whole numbers, below the ponder time
+        n = torch.tensor(steps[t], dtype=torch.float64)
+        assert n.eq(n.round()).all() and (n < v).all()
+        assert result[f"task{t}/depth"] == pytest.approx(n.mean().item(), rel=1e-5)
+        assert result[f"task{t}/depth_std"] == pytest.approx(n.std().item(), rel=1e-4)
         # evaluation batches stories sorted by length; each result still counts for its own task
         assert result[f"task{t}/error"] == pytest.approx(100.0 * (1 - sum(hits[t]) / len(hits[t])))
 
@@ -277,16 +284,18 @@ def test_ponder_time_by_role_supporting_other_question():
         assert roles[-1] == 3 and int((roles[:-1] > 0).sum()) == kept
         assert int((roles == 1).sum()) == sum(s >= len(ex.facts) - 10 for s in ex.supporting)
     result = task.evaluate(model, "validation")
-    sums = {1: [], 2: [], 3: []}
+    sums = {m: {1: [], 2: [], 3: []} for m in ("ponder", "depth")}
     with torch.no_grad():
         for i in range(len(data)):
             stats = model(data.facts[i : i + 1], data.question[i : i + 1]).halting["encoder"]
-            for r in sums:
-                sums[r] += stats.ponder_time[0][data.roles[i] == r].double().tolist()
-    for r, name in ((1, "supporting"), (2, "other"), (3, "question")):
-        expected = sum(sums[r]) / len(sums[r])
-        assert result[f"ponder_{name}"] == pytest.approx(expected, rel=1e-5)
-        assert result[f"task2/ponder_{name}"] == pytest.approx(expected, rel=1e-5)
+            for r in (1, 2, 3):
+                sums["ponder"][r] += stats.ponder_time[0][data.roles[i] == r].double().tolist()
+                sums["depth"][r] += stats.n_updates[0][data.roles[i] == r].double().tolist()
+    for m in ("ponder", "depth"):
+        for r, name in ((1, "supporting"), (2, "other"), (3, "question")):
+            expected = sum(sums[m][r]) / len(sums[m][r])
+            assert result[f"{m}_{name}"] == pytest.approx(expected, rel=1e-5)
+            assert result[f"task2/{m}_{name}"] == pytest.approx(expected, rel=1e-5)
 
 
 @needs_data
@@ -455,11 +464,13 @@ def test_one_task_of_a_joint_task_evaluates_its_questions_alone_as_the_whole_doe
     assert alone["task2/error"] == own["task2/error"]
     assert alone["task2/error"] == alone["mean_error"]
     assert alone == pytest.approx({**own, "mean_error": own["task2/error"], "failed_tasks": int(own["task2/error"] > 5.0),
-                                   "score": -own["task2/error"], "supporting2/ponder_mean": alone["supporting2/ponder_mean"],
-                                   "supporting2/ponder_std": alone["supporting2/ponder_std"],
-                                   **{f"ponder_{r}": alone[f"ponder_{r}"] for r in ROLES[1:]}}, rel=1e-6)
+                                   "score": -own["task2/error"],
+                                   **{f"supporting2/{m}_{s}": alone[f"supporting2/{m}_{s}"]
+                                      for m in DEPTH_MEASURES for s in ("mean", "std")},
+                                   **{f"{m}_{r}": alone[f"{m}_{r}"] for m in DEPTH_MEASURES for r in ROLES[1:]}}, rel=1e-6)
     # task 2's questions are those with two supporting facts, so its mean ponder is theirs
     assert alone["supporting2/ponder_mean"] == pytest.approx(own["task2/ponder_time"], rel=1e-6)
+    assert alone["supporting2/depth_mean"] == pytest.approx(own["task2/depth"], rel=1e-6)
     assert "supporting1/ponder_mean" not in alone
     with pytest.raises(ConfigError, match="no task 'task3' in tasks"):
         joint.evaluate_task(model, "test", "task3")

@@ -25,6 +25,17 @@ NUM_TASKS = 20
 ROLES = ("empty", "supporting", "other", "question")
 UNKNOWN = "<unk>"
 # What the question attends to (task.attention_stats), per example; the last is the number of facts.
+# Two measures of how deep each position went, both averaged over real positions (metrics
+# taskN/ponder_time and taskN/depth, each with _std, per role and per number of supporting facts):
+# - ponder: the ponder time N + R, Graves' ponder cost and the quantity the loss adds (N steps
+#   taken, R the remainder; 2.0 is halting after the first step);
+# - depth: N alone, the number of steps, "the depth of the per-symbol recurrent processing
+#   chain" that the paper's Section 3.1 reports as ponder time: the authors' bAbI code plots its
+#   enc_ponder_times, tensor2tensor's n_updates, whole numbers (1 is halting after the first step).
+DEPTH_MEASURES: dict[str, tuple[str, Callable[[HaltingStats], Tensor]]] = {
+    "ponder": ("ponder_time", lambda stats: stats.ponder_time),
+    "depth": ("depth", lambda stats: stats.n_updates),
+}
 ATTENTION_COLUMNS = ("attention_supporting1", "attention_supporting2", "attention_supporting3",
                      "attention_other", "attention_question", "story_facts")
 
@@ -376,7 +387,12 @@ class BabiTask(Task):
         if tasks != self.tasks:
             data = data.subset(torch.isin(data.task, torch.tensor(tasks)))
         device = next(model.parameters()).device
-        predicted, ponder_sum, ponder_sq, positions, by_role, looks = [], [], [], [], [], []
+        predicted, positions, looks = [], [], []
+        # Per measure of depth (DEPTH_MEASURES): per example the sum and sum of squares over its real
+        # positions, and per role the sum and count.
+        sums: dict[str, list[Tensor]] = {name: [] for name in DEPTH_MEASURES}
+        squares: dict[str, list[Tensor]] = {name: [] for name in DEPTH_MEASURES}
+        by_role: dict[str, list[Tensor]] = {name: [] for name in DEPTH_MEASURES}
         attention_stats = bool(self.options.attention_stats)
         # Stories in order of length, so that a batch is padded little; results go back in place below.
         order = torch.argsort(data.story_lengths(), stable=True)
@@ -388,29 +404,38 @@ class BabiTask(Task):
             stats = out.halting["encoder"]
             if attention_stats:
                 looks.append(self._question_attention(out.attentions["encoder"], stats, data.support_rank[index]))
-            real = (~stats.padding).float() if stats.padding is not None else torch.ones_like(stats.ponder_time)
-            ponder = stats.ponder_time.double() * real
-            ponder_sum.append(ponder.sum(1).cpu())
-            ponder_sq.append((ponder * ponder).sum(1).cpu())
-            positions.append(real.sum(1).double().cpu())
-            roles = data.roles[index][:, -ponder.shape[1]:]  # the batch kept the newest slots
+            real = (~stats.padding).double() if stats.padding is not None else torch.ones_like(stats.ponder_time, dtype=torch.float64)
+            positions.append(real.sum(1).cpu())
+            roles = data.roles[index][:, -real.shape[1]:]  # the batch kept the newest slots
             one_hot = torch.nn.functional.one_hot(roles, len(ROLES)).double()  # [B, L, roles]
-            by_role.append(torch.stack((torch.einsum("bl,blr->br", ponder.cpu(), one_hot), one_hot.sum(1)), -1))
+            for name, (_, measure) in DEPTH_MEASURES.items():
+                value = measure(stats).double() * real
+                sums[name].append(value.sum(1).cpu())
+                squares[name].append((value * value).sum(1).cpu())
+                by_role[name].append(torch.stack((torch.einsum("bl,blr->br", value.cpu(), one_hot), one_hot.sum(1)), -1))
         def in_place(parts: list[Tensor]) -> Tensor:
             ordered = torch.cat(parts)
             return torch.empty_like(ordered).index_copy_(0, order, ordered)
 
         hit = in_place(predicted) == data.labels
-        role_sum = in_place(by_role)  # [N, roles, (sum, count)]
-        # Per example: sum, sum of squares and count of the real positions' ponder times, so that
-        # a group's mean and std are over all its positions, as the paper reports them.
-        p_sum, p_sq, p_count = in_place(ponder_sum), in_place(ponder_sq), in_place(positions)
+        # A group's mean and std are over all its positions, as the paper reports them.
+        count = in_place(positions)
+        total = {name: in_place(parts) for name, parts in sums.items()}
+        square = {name: in_place(parts) for name, parts in squares.items()}
+        role_sum = {name: in_place(parts) for name, parts in by_role.items()}  # [N, roles, (sum, count)]
 
-        def mean_std(mask: Tensor) -> tuple[float, float]:
-            n = p_count[mask].sum()
-            mean = p_sum[mask].sum() / n
-            var = (p_sq[mask].sum() / n - mean * mean).clamp_min(0.0) * n / (n - 1).clamp_min(1.0)
+        def mean_std(name: str, mask: Tensor) -> tuple[float, float]:
+            n = count[mask].sum()
+            mean = total[name][mask].sum() / n
+            var = (square[name][mask].sum() / n - mean * mean).clamp_min(0.0) * n / (n - 1).clamp_min(1.0)
             return mean.item(), var.sqrt().item()
+
+        def by_roles(name: str, mask: Tensor | None, prefix: str) -> None:
+            for r, role in enumerate(ROLES[1:], start=1):
+                part = role_sum[name][:, r] if mask is None else role_sum[name][mask, r]
+                role_total, role_count = part.sum(0).tolist()
+                if role_count:
+                    result[f"{prefix}{name}_{role}"] = role_total / role_count
 
         def error_percent(right: Tensor) -> float:
             return 100.0 * (1.0 - right.float().mean().item())
@@ -430,17 +455,13 @@ class BabiTask(Task):
                     for side, where in (("right", right), ("wrong", ~right)):
                         if bool(where.any()):
                             result[f"task{task}/error_if_{name}_{side}"] = error_percent(task_hit[where])
-            result[f"task{task}/ponder_time"], result[f"task{task}/ponder_std"] = mean_std(mask)
-            for r, role in enumerate(ROLES[1:], start=1):
-                total, count = role_sum[mask, r].sum(0).tolist()
-                if count:
-                    result[f"task{task}/ponder_{role}"] = total / count
-        for k in sorted(set(data.supporting.tolist())):
-            result[f"supporting{k}/ponder_mean"], result[f"supporting{k}/ponder_std"] = mean_std(data.supporting == k)
-        for r, role in enumerate(ROLES[1:], start=1):
-            total, count = role_sum[:, r].sum(0).tolist()
-            if count:
-                result[f"ponder_{role}"] = total / count
+            for name, (per_task, _) in DEPTH_MEASURES.items():
+                result[f"task{task}/{per_task}"], result[f"task{task}/{name}_std"] = mean_std(name, mask)
+                by_roles(name, mask, f"task{task}/")
+        for name in DEPTH_MEASURES:
+            for k in sorted(set(data.supporting.tolist())):
+                result[f"supporting{k}/{name}_mean"], result[f"supporting{k}/{name}_std"] = mean_std(name, data.supporting == k)
+            by_roles(name, None, "")
         if attention_stats:
             look = in_place(looks)  # [N, 6]
             for task in tasks:

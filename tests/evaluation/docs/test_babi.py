@@ -82,29 +82,31 @@ def test_depth_records_stay_out_of_the_lm_and_babi_tables():
     assert list(docs.babi_columns(runs)) == ["en/ut-act"]
 
 
-def _ponder(setting, task, bias, weight, error, ponder, **fields):
+def _ponder(setting, task, bias, weight, error, ponder, depth=None, limit=None, **fields):
     test = {f"task{task}/error": error, f"task{task}/ponder_time": ponder, f"task{task}/ponder_std": 0.5,
             f"task{task}/ponder_supporting": ponder + 0.25, f"task{task}/ponder_other": ponder - 0.25,
             f"task{task}/ponder_question": 3.0}
+    if depth is not None:  # records scored before the depth was measured have none
+        test |= {f"task{task}/depth": depth, f"task{task}/depth_std": 0.25}
     return make_record(f"babi-ponder/{setting}/task{task}", model_class="UTStoryQA",
-                       model={"act": True, "act_bias_init": bias, "ponder_weight": weight}, task={"name": "babi"},
-                       test=test, **fields)
+                       model={"act": True, "act_bias_init": bias, "ponder_weight": weight, "num_steps": 4,
+                              "act_max_steps": limit}, task={"name": "babi"}, test=test, **fields)
 
 
 def test_ponder_study_table_and_figure(tmp_path):
     records = [
         _ponder("pw0", 2, -3.0, 0.0, 3.0, 4.5),
         _ponder("t2t", 1, 1.0, 0.01, 0.0, 2.0, status="time_limit", steps=500, wall_time_seconds=60.0),
-        _ponder("t2t", 2, 1.0, 0.01, 12.5, 2.25),
+        _ponder("t2t", 2, 1.0, 0.01, 12.5, 2.25, depth=1.5, limit=3),
         make_record("babi/en/ut-act/task1", task={"name": "babi"}, test={"task1/error": 0.0}),  # not the study
     ]
     assert TABLES["babi-ponder-study"](records) == "\n".join([
-        "| setting | halting bias | ponder weight | task | test error % | ponder time | supporting / other / question "
-        "| paper's ponder | steps | wall time |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        "| t2t | 1.0 | 0.01 | 1 | 0.0 | 2.00 ± 0.50 | 2.25 / 1.75 / 3.00 | 2.3 | 500 | 60 s |",
-        "| t2t | 1.0 | 0.01 | 2 | 12.5 | 2.25 ± 0.50 | 2.50 / 2.00 / 3.00 | 3.1 | 1000 | 100 s |",
-        "| pw0 | -3.0 | 0.0 | 2 | 3.0 | 4.50 ± 0.50 | 4.75 / 4.25 / 3.00 | 3.1 | 1000 | 100 s |",
+        "| setting | halting bias | ponder weight | step limit | task | test error % | ponder time N + R "
+        "| supporting / other / question | depth N | paper's ponder time | steps | wall time |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| t2t | 1.0 | 0.01 | 8 | 1 | 0.0 | 2.00 ± 0.50 | 2.25 / 1.75 / 3.00 | - | 2.3 | 500 | 60 s |",
+        "| t2t | 1.0 | 0.01 | 3 | 2 | 12.5 | 2.25 ± 0.50 | 2.50 / 2.00 / 3.00 | 1.50 ± 0.25 | 3.1 | 1000 | 100 s |",
+        "| pw0 | -3.0 | 0.0 | 8 | 2 | 3.0 | 4.50 ± 0.50 | 4.75 / 4.25 / 3.00 | - | 3.1 | 1000 | 100 s |",
         "",
         "partial = stopped at its time limit: babi-ponder/t2t/task1 (step 500, 60 s)",
     ])

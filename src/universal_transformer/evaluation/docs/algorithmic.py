@@ -14,7 +14,7 @@ from ..algorithmic_report import TASK_ORDER
 from ..records import RunRecord
 from .common import (
     MODELS, NO_RECORDS, cell_record, family, fmt_accuracy, fmt_parameters, fmt_seconds, inference_steps,
-    markdown_table, model_label, ordered, partial_footnote, partial_runs, status_label,
+    markdown_table, model_label, ordered, partial_footnote, partial_runs, status_label, trained_depth,
 )
 from .sections import FIGURES, FigureBuilder, register_table
 
@@ -234,7 +234,7 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: 
         shown = []
         if key in trained:  # the training record itself first, then the shortest name (the run's)
             own = min(trained[key], key=lambda r: (r.status == "rescored", len(r.experiment), r.experiment))
-            shown.append((f"{_trained_depth(own.config['model'])} (trained)", own))
+            shown.append((f"{trained_depth(own.config['model'])} (trained)", own))
         shown += [(str(inference_steps(r)), r) for r in sorted(group, key=inference_steps)]
         rows += [[task, model, steps, *(accuracy_cell(r, n, label_partial=False, prefix=prefix) for n in lengths)]
                  for steps, r in shown]
@@ -266,15 +266,6 @@ def error_position_table(records: list[RunRecord], *, names: tuple[str, ...], le
              fmt_accuracy(r.metrics["test"].get(forced + "end_accuracy")),
              fmt_accuracy(r.metrics["test"].get(forced + "sequence_accuracy_before_end"))] for r in runs]
     return markdown_table(header, rows)
-
-
-def _trained_depth(model: dict[str, Any]) -> str:
-    """The recurrent steps a model was trained with (ACT: its step limit), read from the
-    record's config as written (records outlive the config classes' keys)."""
-    steps = model.get("num_steps")
-    if model.get("act"):
-        return str(model.get("act_max_steps") or (2 * steps if isinstance(steps, int) else "?"))
-    return str(steps if steps is not None else "?")
 
 
 def length_curves(records: list[RunRecord], *, name: str = "algorithmic", prefix: str = "",

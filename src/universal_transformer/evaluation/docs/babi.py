@@ -15,7 +15,9 @@ from ..babi_report import (
     ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
 )
 from ..records import RunRecord
-from .common import NO_RECORDS, family, fmt_accuracy, fmt_seconds, markdown_table, model_label, partial_footnote
+from .common import (
+    NO_RECORDS, family, fmt_accuracy, fmt_seconds, markdown_table, model_label, partial_footnote, trained_depth,
+)
 from .sections import FIGURES, Builder, register_table
 
 
@@ -577,8 +579,9 @@ def ponder_study(records: list[RunRecord]) -> dict[str, dict[int, RunRecord]]:
 
 @register_table("babi-ponder-study")
 def ponder_study_table(records: list[RunRecord]) -> str:
-    """One row per setting and task: halting bias, ponder weight, test error, mean ponder
-    time (± std over positions), and that of supporting facts / other facts / the question."""
+    """One row per setting and task: halting bias, ponder weight, step limit, test error, the mean
+    ponder time N + R (± std over positions) and that of supporting facts / other facts / the
+    question, and the mean depth N (the steps alone, the paper's measure) beside the paper's."""
     study = ponder_study(records)
     if not study:
         return NO_RECORDS
@@ -586,18 +589,26 @@ def ponder_study_table(records: list[RunRecord]) -> str:
     for setting, tasks in study.items():
         for task, r in tasks.items():
             test, model = r.metrics["test"], r.config["model"]
-            ponder = test.get(f"task{task}/ponder_time")
-            std = test.get(f"task{task}/ponder_std")
-            rows.append([setting, fmt_accuracy(model.get("act_bias_init"), 1), str(model.get("ponder_weight")), str(task),
+            rows.append([setting, fmt_accuracy(model.get("act_bias_init"), 1), str(model.get("ponder_weight")),
+                         trained_depth(model), str(task),
                          f"{test[f'task{task}/error']:.1f}" if f"task{task}/error" in test else "-",
-                         fmt_accuracy(ponder) + (f" ± {fmt_accuracy(std)}" if isinstance(std, float) else ""),
-                         role_ponder(test, f"task{task}/") or "-", f"{PAPER_PONDER.get(task, '-')}", str(r.steps),
-                         fmt_seconds(r.wall_time_seconds)])
+                         _mean_std(test, f"task{task}/ponder_time", f"task{task}/ponder_std"),
+                         role_ponder(test, f"task{task}/") or "-",
+                         _mean_std(test, f"task{task}/depth", f"task{task}/depth_std"),
+                         f"{PAPER_PONDER.get(task, '-')}", str(r.steps), fmt_seconds(r.wall_time_seconds)])
             if r.partial:
                 partial_runs.append((r.experiment, r.steps, r.wall_time_seconds))
-    header = ["setting", "halting bias", "ponder weight", "task", "test error %", "ponder time",
-              "supporting / other / question", "paper's ponder", "steps", "wall time"]
+    header = ["setting", "halting bias", "ponder weight", "step limit", "task", "test error %", "ponder time N + R",
+              "supporting / other / question", "depth N", "paper's ponder time", "steps", "wall time"]
     return markdown_table(header, rows) + partial_footnote(partial_runs)
+
+
+def _mean_std(metrics: dict[str, Any], mean: str, std: str) -> str:
+    """``mean ± std`` of two metrics, ``-`` where the record has no mean (scored before it was measured)."""
+    if metrics.get(mean) is None:
+        return "-"
+    spread = metrics.get(std)
+    return fmt_accuracy(metrics[mean]) + (f" ± {fmt_accuracy(spread)}" if isinstance(spread, float) else "")
 
 
 def _ponder_study_figure(records: list[RunRecord], out: Path) -> bool:

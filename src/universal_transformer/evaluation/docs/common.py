@@ -84,6 +84,15 @@ def model_label(config: dict[str, Any]) -> str:
     return "UT+ACT" if model.get("act", False) else "UT"
 
 
+def trained_depth(model: dict[str, Any]) -> str:
+    """The recurrent steps a model was trained with (ACT: its step limit), read from the
+    record's config as written (records outlive the config classes' keys)."""
+    steps = model.get("num_steps")
+    if model.get("act"):
+        return str(model.get("act_max_steps") or (2 * steps if isinstance(steps, int) else "?"))
+    return str(steps if steps is not None else "?")
+
+
 def inference_window(record: RunRecord) -> int | None:
     """The attention window that ``ut eval --attention-window`` re-scored a record with (a test-time
     change of the model), else None. Such records appear only in tables of rows per record."""
