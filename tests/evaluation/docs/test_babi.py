@@ -326,3 +326,25 @@ def test_depth_figure_draws_the_act_runs_ponder_over_all_positions_and_of_the_qu
     assert docs.FIGURES["babi-depth"]([facts8, fixed, floor2], tmp_path / "d.png")
     assert (tmp_path / "d.png").read_bytes()[:4] == b"\x89PNG"
     assert not docs.FIGURES["babi-depth"]([fixed], tmp_path / "e.png")
+
+
+def test_paper_depth_table_sets_the_depth_of_runs_that_have_it_beside_the_papers():
+    depth = {"task1/error": 0.0, "task1/depth": 2.0, "task1/depth_std": 0.0, "task3/error": 22.8, "task3/depth": 4.48,
+             "task3/depth_std": 0.91, "task3/depth_supporting": 4.1, "task3/depth_other": 4.5, "task3/depth_question": 2.0}
+    records = [
+        make_record("babi/en-10k/mix123-meanpool", model_class="UTStoryQA", task={"name": "babi"}, test=depth,
+                    model={"act": True, "num_steps": 8, "pooling": "mean"}),
+        make_record("babi/en-10k/old", model_class="UTStoryQA", task={"name": "babi"},  # scored before the depth
+                    model={"act": True, "num_steps": 8}, test={"task1/error": 0.0, "task1/ponder_time": 2.0}),
+        make_record("babi/en-10k/fixed", model_class="UTStoryQA", task={"name": "babi"},  # no ACT: no depth to show
+                    model={"act": False, "num_steps": 8}, test={"task1/error": 0.0, "task1/depth": 8.0}),
+    ]
+    assert TABLES["babi-paper-depth"](records) == "\n".join([
+        "| run | readout | step limit | halting | test error % (tasks 1 / 2 / 3) | depth N (tasks 1 / 2 / 3) "
+        "| task 3 depth (supporting / other / question) |",
+        "|---|---|---|---|---|---|---|",
+        "| the paper (Section 3.1) | - | - | - | - | 2.3 ± 0.8 / 3.1 ± 1.1 / 3.8 ± 2.2 | - |",
+        "| en-10k/mix123-meanpool | mean | 16 | ACT, floor 1 | 0.0 / - / 22.8 | 2.00 ± 0.00 / - / 4.48 ± 0.91 "
+        "| 4.10 / 4.50 / 2.00 |",
+    ])
+    assert TABLES["babi-paper-depth"](records[1:]) == docs.NO_RECORDS

@@ -559,6 +559,7 @@ def babi_attention_table(records: list[RunRecord]) -> str:
 # time depend on the number of supporting facts, as the paper's Appendix reports.
 
 PAPER_PONDER = {1: 2.3, 2: 3.1, 3: 3.8}  # the paper's mean ponder time on tasks 1 / 2 / 3
+PAPER_PONDER_SPREAD = {1: 0.8, 2: 1.1, 3: 2.2}  # and its "±" over all positions (Section 3.1)
 
 
 def ponder_study(records: list[RunRecord]) -> dict[str, dict[int, RunRecord]]:
@@ -609,6 +610,34 @@ def _mean_std(metrics: dict[str, Any], mean: str, std: str) -> str:
         return "-"
     spread = metrics.get(std)
     return fmt_accuracy(metrics[mean]) + (f" ± {fmt_accuracy(spread)}" if isinstance(spread, float) else "")
+
+
+@register_table("babi-paper-depth")
+def babi_paper_depth_table(records: list[RunRecord]) -> str:
+    """The paper's ponder time on tasks 1 / 2 / 3 (Section 3.1: the depth, steps N without the
+    remainder, mean ± spread over all positions of the test stories) beside the test depth of every
+    bAbI run with ACT scored with it (``taskN/depth``), and task 3's depth of supporting facts,
+    other facts and the question; with each run's readout, step limit and floor."""
+    def depths(test: dict[str, Any]) -> str:
+        return " / ".join(_mean_std(test, f"task{t}/depth", f"task{t}/depth_std") for t in PAPER_PONDER)
+
+    runs = sorted((r for r in family(records, "babi") if r.config["model"].get("act")
+                   and any(f"task{t}/depth" in r.metrics.get("test", {}) for t in PAPER_PONDER)),
+                  key=lambda r: r.experiment)
+    if not runs:
+        return NO_RECORDS
+    rows = [["the paper (Section 3.1)", "-", "-", "-", "-",
+             " / ".join(f"{PAPER_PONDER[t]} ± {PAPER_PONDER_SPREAD[t]}" for t in PAPER_PONDER), "-"]]
+    for r in runs:
+        test, model = r.metrics["test"], r.config["model"]
+        rows.append([r.experiment.removeprefix("babi/") + (" (partial)" if r.partial else ""),
+                     str(model.get("pooling", "last")), trained_depth(model), _halting_label(r),
+                     " / ".join(f"{test[f'task{t}/error']:.1f}" if f"task{t}/error" in test else "-" for t in PAPER_PONDER),
+                     depths(test),
+                     " / ".join(fmt_accuracy(test.get(f"task3/depth_{role}")) for role in ("supporting", "other", "question"))])
+    header = ["run", "readout", "step limit", "halting", "test error % (tasks 1 / 2 / 3)",
+              "depth N (tasks 1 / 2 / 3)", "task 3 depth (supporting / other / question)"]
+    return markdown_table(header, rows)
 
 
 def _ponder_study_figure(records: list[RunRecord], out: Path) -> bool:
