@@ -474,3 +474,12 @@ def test_one_task_of_a_joint_task_evaluates_its_questions_alone_as_the_whole_doe
     assert "supporting1/ponder_mean" not in alone
     with pytest.raises(ConfigError, match="no task 'task3' in tasks"):
         joint.evaluate_task(model, "test", "task3")
+
+
+@needs_data
+def test_plot_draws_attention_and_steps_per_fact_of_one_story(tmp_path):
+    """``ut plot`` on a story model: the paper's Appendix D attention panels and Figure 3's steps per fact."""
+    task, model = _task2_with_act_model(num_steps=3, seed=1)
+    paths = task.plot(model, "test", 0, tmp_path / "story", story_task=2)
+    assert [p.name for p in paths] == ["story-attention.png", "story-ponder.png"]
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)

@@ -52,20 +52,23 @@ def plot_attention(model, example: BabiExample, batch: StoryBatch, out: str | Pa
 
 @torch.no_grad()
 def plot_ponder(model, example: BabiExample, batch: StoryBatch, out: str | Path) -> Path:
-    """Ponder time (n_updates + remainder) of each fact and the question (the paper's Figure 3)."""
+    """Steps per fact and for the question (the paper's Figure 3): the depth N that the paper
+    plots as ponder time (whole steps, 1 for halting after the first), and behind it, lighter,
+    Graves' ponder time N + R."""
     model.eval()
     stats = model(**batch.model_inputs()).halting["encoder"]
     real = ~batch.facts[0].eq(0).all(-1)
     keep = torch.cat((real, torch.tensor([True])))
     labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
-    values = stats.ponder_time[0][keep].numpy()
     fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.5))
     offset = len(example.facts) - int(real.sum())
     colors = ["tab:red" if (i + offset) in set(example.supporting) else "tab:blue" for i in range(len(labels) - 1)] + ["tab:green"]
-    ax.barh(range(len(labels)), values, color=colors)
+    ax.barh(range(len(labels)), stats.ponder_time[0][keep].numpy(), color=colors, alpha=0.3, label="N + R (ponder cost)")
+    ax.barh(range(len(labels)), stats.n_updates[0][keep].numpy(), color=colors, label="N (steps; the paper's ponder time)")
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel("ponder time (steps)")
+    ax.set_xlabel("steps")
+    ax.legend(fontsize=7, loc="lower right")
     ax.set_title("red: supporting facts, green: question", fontsize=9)
     fig.tight_layout()
     out = Path(out)
