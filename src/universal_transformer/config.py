@@ -40,6 +40,7 @@ _CHOICES = {
     "attention_window_scope": ("all", "source"),
     "pooling": ("mean", "first", "last"),
     "question_encoder": ("separate", "shared"),
+    "empty_slots": ("skip", "compute"),
 }
 
 
@@ -298,6 +299,13 @@ class StoryQAConfig(UTClassifierConfig):
     # its floor of 2, and not at a fixed depth of 8 (docs/results.md).
     act_fact_min_steps: int | None = None
     act_question_min_steps: int | None = None
+    # The memory's empty fact slots: "skip" leaves them out (padding: no position, no key, no
+    # ponder). "compute" is tensor2tensor's fixed-shape stories (the authors' bAbI port): every
+    # one of the task's memory_size slots is a position that runs through the steps, ponders,
+    # counts in the ponder cost and enters a mean readout, while its own input, all zeros, is
+    # masked as a key (tensor2tensor's attention bias masks all-zero inputs); a story of 38 facts
+    # in a memory of 130 then has 92 such scratch positions reading it.
+    empty_slots: Literal["skip", "compute"] = "skip"
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -483,3 +483,38 @@ def test_plot_draws_attention_and_steps_per_fact_of_one_story(tmp_path):
     paths = task.plot(model, "test", 0, tmp_path / "story", story_task=2)
     assert [p.name for p in paths] == ["story-attention.png", "story-ponder.png"]
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in paths)
+
+
+@needs_data
+def test_computed_empty_slots_run_ponder_and_are_never_attended():
+    """``empty_slots="compute"`` (tensor2tensor's fixed-shape stories): every memory slot is a
+    position, empty ones masked as keys only. Read at the question, no real position can tell
+    (the same logits as skipping them); they ponder, count in the ponder cost and the mean readout."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1], "memory_size": 20,
+                     "eval_batch_size": 64}, seed=0)
+    batch = task.splits["test"].batch(torch.arange(0, 16))
+    assert int(batch.position_offset[0]) > 0  # the batch dropped unused slots; compute puts them back
+    outputs = {}
+    for empty_slots in ("skip", "compute"):
+        for pooling in ("last", "mean"):
+            model = _tiny_model(task, seed=2, num_steps=3, act=True, act_bias_init=-0.5, dropout=0,
+                                embedding_dropout=0, pooling=pooling, empty_slots=empty_slots)
+            with torch.no_grad():
+                outputs[empty_slots, pooling] = model(**batch.model_inputs(), need_weights=True)
+    skip, compute = outputs["skip", "last"], outputs["compute", "last"]
+    torch.testing.assert_close(compute.logits, skip.logits, atol=1e-5, rtol=1e-5)
+    stats = compute.halting["encoder"]
+    assert stats.padding is None and stats.n_updates.shape[1] == 21  # the whole memory and the question
+    empty = torch.cat((batch.facts.new_zeros(16, int(batch.position_offset[0])).bool(),
+                       batch.facts.eq(0).all(-1)), 1)
+    assert bool(empty.any()) and (stats.n_updates[:, :-1][empty] >= 1).all()  # empty slots run
+    empty_keys = torch.cat((empty, empty.new_zeros(16, 1)), 1)[:, None, None, :]  # [B, 1, 1, keys]
+    for step in compute.attentions["encoder"]:  # [B, heads, queries, keys]: no query reads an empty slot
+        assert step["self"].masked_select(empty_keys).abs().max() == 0
+    assert compute.ponder_cost != pytest.approx(skip.ponder_cost)  # the empty slots count in it
+    assert not torch.allclose(outputs["compute", "mean"].logits, outputs["skip", "mean"].logits, atol=1e-4)
+    # the evaluation reports the empty slots' ponder where they were computed, and only there
+    model = _tiny_model(task, seed=2, num_steps=3, act=True, act_bias_init=-0.5, empty_slots="compute")
+    assert "ponder_empty" in task.evaluate(model, "test") and "depth_empty" in task.evaluate(model, "test")
+    model = _tiny_model(task, seed=2, num_steps=3, act=True, act_bias_init=-0.5)
+    assert "ponder_empty" not in task.evaluate(model, "test")

@@ -5,7 +5,9 @@ multiplied elementwise by a learned vector per word position ``j``. The sequence
 fact embeddings (oldest first) followed by the question embedding is the UT encoder's
 input; the answer is classified from the encoder output at the question's position
 (``config.pooling`` ``last``, the default), or from the mean over all real positions
-(``mean``, what the reference code's class-label output layer does).
+(``mean``, what the reference code's class-label output layer does). Empty fact slots are
+left out (``empty_slots="skip"``) or, as in the reference code's fixed-shape stories, computed
+like the other positions but never attended to (``"compute"``).
 """
 
 from __future__ import annotations
@@ -72,17 +74,30 @@ class UTStoryQA(_UTClassifierBase):
         position_offset: Tensor | None = None,
     ) -> ModelOutput:
         """``facts [B, F, W]`` (empty fact slots all zeros, at the front), ``question [B, W]``, ``labels [B]``."""
+        compute_empty = self.config.empty_slots == "compute"
+        if compute_empty and position_offset is not None:
+            facts, position_offset = self._whole_memory(facts, position_offset)
         question_encoder = self.question if self.question is not None else self.facts
         h = torch.cat((self.facts(facts), question_encoder(question)[:, None]), dim=1)
-        padding = torch.cat((facts.eq(0).all(-1), facts.new_zeros(facts.shape[0], 1, dtype=torch.bool)), dim=1)
-        padding = padding if bool(padding.any()) else None
+        empty = torch.cat((facts.eq(0).all(-1), facts.new_zeros(facts.shape[0], 1, dtype=torch.bool)), dim=1)
+        empty = empty if bool(empty.any()) else None
+        padding = None if compute_empty else empty  # computed empty slots are positions like the others
         out = self.encoder(
-            self.embedding_dropout(h), padding=padding,
+            self.embedding_dropout(h), padding=padding, masked_keys=empty if compute_empty else None,
             positions=self._positions(h[..., 0], position_offset), need_weights=need_weights,
             act_floor=self._act_floor(facts),
         )
         logits = self.head(self._pool(out.hidden, padding))
         return self._finish(logits, labels, {"encoder": out}, label_smoothing)
+
+    @staticmethod
+    def _whole_memory(facts: Tensor, position_offset: Tensor) -> tuple[Tensor, Tensor]:
+        """A batch that dropped its unused oldest slots (``position_offset`` of them, the same for
+        every story) with those slots back, empty, in front: every slot of the memory is computed."""
+        dropped = int(position_offset.max())
+        if int(position_offset.min()) != dropped:
+            raise ValueError("empty_slots='compute' needs one position_offset for the whole batch (the slots it dropped)")
+        return torch.nn.functional.pad(facts, (0, 0, dropped, 0)), position_offset - dropped
 
     def _act_floor(self, facts: Tensor) -> Tensor | None:
         """ACT's floor per position ``[B, F + 1]``: ``act_fact_min_steps`` at the facts and

@@ -224,10 +224,13 @@ class RecurrentStack(nn.Module):
         cache: StackCache | None = None,
         need_weights: bool = False,
         act_floor: Tensor | None = None,
+        masked_keys: Tensor | None = None,
     ) -> StackOutput:
         """Run the recurrence on embedded inputs ``h = H^0 [B, L, d]``.
 
-        ``padding [B, L]`` is True at padding positions; ``positions [B, L]`` are the
+        ``padding [B, L]`` is True at padding positions; ``masked_keys [B, L]`` at positions
+        that no position attends to but that run like any other (not with a cache:
+        tensor2tensor's bAbI stories, whose empty slots are computed); ``positions [B, L]`` are the
         position ids (default ``0..L-1``, after the cached ones, shifted by the cache's
         ``position_offset`` if it has one), or ``[B, S, L]`` one set per step for at least the
         ``S >= total_steps`` steps the stack may run (not with a cache: there they come from
@@ -271,6 +274,10 @@ class RecurrentStack(nn.Module):
                 offset = cache.position_offset.unsqueeze(-1) if cache.position_offset is not None else 0
                 key_position = (offset + torch.arange(start + n, device=h.device)).expand(b, start + n)
         key_padding = padding
+        if masked_keys is not None:
+            if cache is not None:
+                raise ValueError("masked_keys are for a whole sequence at once, not with a decoding cache")
+            key_padding = masked_keys if padding is None else padding | masked_keys
         if cache is not None:
             if padding is not None or cache.padding is not None:
                 old = cache.padding if cache.padding is not None else torch.zeros(b, start, dtype=torch.bool, device=h.device)

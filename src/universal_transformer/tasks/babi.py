@@ -407,7 +407,8 @@ class BabiTask(Task):
             real = (~stats.padding).double() if stats.padding is not None else torch.ones_like(stats.ponder_time, dtype=torch.float64)
             positions.append(real.sum(1).cpu())
             roles = data.roles[index][:, -real.shape[1]:]  # the batch kept the newest slots
-            one_hot = torch.nn.functional.one_hot(roles, len(ROLES)).double()  # [B, L, roles]
+            # [B, L, roles] over the positions the model computed (empty slots too with empty_slots="compute")
+            one_hot = torch.nn.functional.one_hot(roles, len(ROLES)).double() * real[..., None].cpu()
             for name, (_, measure) in DEPTH_MEASURES.items():
                 value = measure(stats).double() * real
                 sums[name].append(value.sum(1).cpu())
@@ -431,7 +432,7 @@ class BabiTask(Task):
             return mean.item(), var.sqrt().item()
 
         def by_roles(name: str, mask: Tensor | None, prefix: str) -> None:
-            for r, role in enumerate(ROLES[1:], start=1):
+            for r, role in enumerate(ROLES):
                 part = role_sum[name][:, r] if mask is None else role_sum[name][mask, r]
                 role_total, role_count = part.sum(0).tolist()
                 if role_count:

@@ -28,6 +28,7 @@ def plot_attention(model, example: BabiExample, batch: StoryBatch, out: str | Pa
     real = ~batch.facts[0].eq(0).all(-1)
     keep = torch.cat((real, torch.tensor([True])))  # drop empty fact slots
     labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
+    keep = torch.cat((keep.new_zeros(steps[0]["self"].shape[-1] - keep.numel()), keep))  # computed empty slots
     heads = steps[0]["self"].shape[1]
     fig, axes = plt.subplots(1, len(steps), figsize=(2.2 * len(steps) + 4, 0.3 * len(labels) + 2), squeeze=False)
     for t, weights in enumerate(steps):
@@ -60,6 +61,8 @@ def plot_ponder(model, example: BabiExample, batch: StoryBatch, out: str | Path)
     real = ~batch.facts[0].eq(0).all(-1)
     keep = torch.cat((real, torch.tensor([True])))
     labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
+    # A model that computes the memory's empty slots returns them too, in front: not drawn.
+    keep = torch.cat((keep.new_zeros(stats.n_updates.shape[1] - keep.numel()), keep))
     fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.5))
     offset = len(example.facts) - int(real.sum())
     colors = ["tab:red" if (i + offset) in set(example.supporting) else "tab:blue" for i in range(len(labels) - 1)] + ["tab:green"]
