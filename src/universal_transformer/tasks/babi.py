@@ -24,9 +24,8 @@ NUM_TASKS = 20
 # What each position of the encoder input is, for the ponder-time study.
 ROLES = ("empty", "supporting", "other", "question")
 UNKNOWN = "<unk>"
-# What the question attends to (task.attention_stats), per example; the last is the number of facts.
-# Two measures of how deep each position went, both averaged over real positions (metrics
-# taskN/ponder_time and taskN/depth, each with _std, per role and per number of supporting facts):
+# Two measures of how deep each position went, both averaged over the positions the model computed
+# (metrics taskN/ponder_time and taskN/depth, each with _std, per role and per number of supporting facts):
 # - ponder: the ponder time N + R, Graves' ponder cost and the quantity the loss adds (N steps
 #   taken, R the remainder; 2.0 is halting after the first step);
 # - depth: N alone, the number of steps, "the depth of the per-symbol recurrent processing
@@ -36,6 +35,7 @@ DEPTH_MEASURES: dict[str, tuple[str, Callable[[HaltingStats], Tensor]]] = {
     "ponder": ("ponder_time", lambda stats: stats.ponder_time),
     "depth": ("depth", lambda stats: stats.n_updates),
 }
+# What the question attends to (task.attention_stats), per example; the last is the number of facts.
 ATTENTION_COLUMNS = ("attention_supporting1", "attention_supporting2", "attention_supporting3",
                      "attention_other", "attention_question", "story_facts")
 
