@@ -405,15 +405,16 @@ class BabiTask(Task):
             if attention_stats:
                 looks.append(self._question_attention(out.attentions["encoder"], stats, data.support_rank[index]))
             real = (~stats.padding).double() if stats.padding is not None else torch.ones_like(stats.ponder_time, dtype=torch.float64)
-            positions.append(real.sum(1).cpu())
+            real = real.cpu()
+            positions.append(real.sum(1))
             roles = data.roles[index][:, -real.shape[1]:]  # the batch kept the newest slots
             # [B, L, roles] over the positions the model computed (empty slots too with empty_slots="compute")
-            one_hot = torch.nn.functional.one_hot(roles, len(ROLES)).double() * real[..., None].cpu()
+            one_hot = torch.nn.functional.one_hot(roles, len(ROLES)).double() * real[..., None]
             for name, (_, measure) in DEPTH_MEASURES.items():
-                value = measure(stats).double() * real
-                sums[name].append(value.sum(1).cpu())
-                squares[name].append((value * value).sum(1).cpu())
-                by_role[name].append(torch.stack((torch.einsum("bl,blr->br", value.cpu(), one_hot), one_hot.sum(1)), -1))
+                value = measure(stats).double().cpu() * real
+                sums[name].append(value.sum(1))
+                squares[name].append((value * value).sum(1))
+                by_role[name].append(torch.stack((torch.einsum("bl,blr->br", value, one_hot), one_hot.sum(1)), -1))
         def in_place(parts: list[Tensor]) -> Tensor:
             ordered = torch.cat(parts)
             return torch.empty_like(ordered).index_copy_(0, order, ordered)

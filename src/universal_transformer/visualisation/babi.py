@@ -19,16 +19,24 @@ def _labels(example: BabiExample, slots: int) -> list[str]:
     return [""] * (slots - 1 - len(facts)) + facts + ["Q: " + " ".join(example.question)]
 
 
+def _drawn(example: BabiExample, batch: StoryBatch, positions: int) -> tuple[torch.Tensor, list[str], int]:
+    """Which of the model's ``positions`` to draw (the story's facts and the question, not its
+    empty slots, nor those in front that a model computing them adds), their labels, and the
+    number of the story's facts that did not fit the memory."""
+    real = ~batch.facts[0].eq(0).all(-1)
+    keep = torch.cat((real, torch.tensor([True])))
+    labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
+    keep = torch.cat((keep.new_zeros(positions - keep.numel()), keep))
+    return keep, labels, len(example.facts) - int(real.sum())
+
+
 @torch.no_grad()
 def plot_attention(model, example: BabiExample, batch: StoryBatch, out: str | Path, *, answers: list[str]) -> Path:
     """One panel per (step, head): the question position's attention over the facts (paper, Appendix D)."""
     model.eval()
     result = model(**batch.model_inputs(), need_weights=True)
     steps = result.attentions["encoder"]
-    real = ~batch.facts[0].eq(0).all(-1)
-    keep = torch.cat((real, torch.tensor([True])))  # drop empty fact slots
-    labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
-    keep = torch.cat((keep.new_zeros(steps[0]["self"].shape[-1] - keep.numel()), keep))  # computed empty slots
+    keep, labels, offset = _drawn(example, batch, steps[0]["self"].shape[-1])
     heads = steps[0]["self"].shape[1]
     fig, axes = plt.subplots(1, len(steps), figsize=(2.2 * len(steps) + 4, 0.3 * len(labels) + 2), squeeze=False)
     for t, weights in enumerate(steps):
@@ -39,7 +47,7 @@ def plot_attention(model, example: BabiExample, batch: StoryBatch, out: str | Pa
         ax.set_xticks(range(heads), [f"h{h + 1}" for h in range(heads)], fontsize=7)
         ax.set_yticks(range(len(labels)), labels if t == 0 else [""] * len(labels), fontsize=7)
         for s in example.supporting:
-            pos = s - (len(example.facts) - int(real.sum()))
+            pos = s - offset
             if 0 <= pos < len(labels) - 1:
                 ax.axhline(pos, color="red", lw=0.6, alpha=0.5)
     predicted = answers[int(result.logits.argmax(-1))]
@@ -58,13 +66,8 @@ def plot_ponder(model, example: BabiExample, batch: StoryBatch, out: str | Path)
     Graves' ponder time N + R."""
     model.eval()
     stats = model(**batch.model_inputs()).halting["encoder"]
-    real = ~batch.facts[0].eq(0).all(-1)
-    keep = torch.cat((real, torch.tensor([True])))
-    labels = [l for l, k in zip(_labels(example, keep.numel()), keep.tolist()) if k]
-    # A model that computes the memory's empty slots returns them too, in front: not drawn.
-    keep = torch.cat((keep.new_zeros(stats.n_updates.shape[1] - keep.numel()), keep))
+    keep, labels, offset = _drawn(example, batch, stats.n_updates.shape[1])
     fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.5))
-    offset = len(example.facts) - int(real.sum())
     colors = ["tab:red" if (i + offset) in set(example.supporting) else "tab:blue" for i in range(len(labels) - 1)] + ["tab:green"]
     ax.barh(range(len(labels)), stats.ponder_time[0][keep].numpy(), color=colors, alpha=0.3, label="N + R (ponder cost)")
     ax.barh(range(len(labels)), stats.n_updates[0][keep].numpy(), color=colors, label="N (steps; the paper's ponder time)")

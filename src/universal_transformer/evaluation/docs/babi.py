@@ -16,7 +16,8 @@ from ..babi_report import (
 )
 from ..records import RunRecord
 from .common import (
-    NO_RECORDS, family, fmt_accuracy, fmt_seconds, markdown_table, model_label, partial_footnote, trained_depth,
+    NO_RECORDS, family, fmt_accuracy, fmt_mean_std, fmt_seconds, markdown_table, model_label, partial_footnote,
+    trained_depth,
 )
 from .sections import FIGURES, Builder, register_table
 
@@ -593,23 +594,15 @@ def ponder_study_table(records: list[RunRecord]) -> str:
             rows.append([setting, fmt_accuracy(model.get("act_bias_init"), 1), str(model.get("ponder_weight")),
                          trained_depth(model), str(task),
                          f"{test[f'task{task}/error']:.1f}" if f"task{task}/error" in test else "-",
-                         _mean_std(test, f"task{task}/ponder_time", f"task{task}/ponder_std"),
+                         fmt_mean_std(test, f"task{task}/ponder_time", f"task{task}/ponder_std"),
                          role_ponder(test, f"task{task}/") or "-",
-                         _mean_std(test, f"task{task}/depth", f"task{task}/depth_std"),
+                         fmt_mean_std(test, f"task{task}/depth", f"task{task}/depth_std"),
                          f"{PAPER_PONDER.get(task, '-')}", str(r.steps), fmt_seconds(r.wall_time_seconds)])
             if r.partial:
                 partial_runs.append((r.experiment, r.steps, r.wall_time_seconds))
     header = ["setting", "halting bias", "ponder weight", "step limit", "task", "test error %", "ponder time N + R",
               "supporting / other / question", "depth N", "paper's ponder time", "steps", "wall time"]
     return markdown_table(header, rows) + partial_footnote(partial_runs)
-
-
-def _mean_std(metrics: dict[str, Any], mean: str, std: str) -> str:
-    """``mean ± std`` of two metrics, ``-`` where the record has no mean (scored before it was measured)."""
-    if metrics.get(mean) is None:
-        return "-"
-    spread = metrics.get(std)
-    return fmt_accuracy(metrics[mean]) + (f" ± {fmt_accuracy(spread)}" if isinstance(spread, float) else "")
 
 
 @register_table("babi-paper-depth")
@@ -619,7 +612,7 @@ def babi_paper_depth_table(records: list[RunRecord]) -> str:
     bAbI run with ACT scored with it (``taskN/depth``), and task 3's depth of supporting facts,
     other facts and the question; with each run's readout, step limit and floor."""
     def depths(test: dict[str, Any]) -> str:
-        return " / ".join(_mean_std(test, f"task{t}/depth", f"task{t}/depth_std") for t in PAPER_PONDER)
+        return " / ".join(fmt_mean_std(test, f"task{t}/depth", f"task{t}/depth_std") for t in PAPER_PONDER)
 
     runs = sorted((r for r in family(records, "babi") if r.config["model"].get("act")
                    and any(f"task{t}/depth" in r.metrics.get("test", {}) for t in PAPER_PONDER)),

@@ -25,6 +25,15 @@ def fmt_accuracy(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "-"
 
 
+def fmt_mean_std(metrics: dict[str, Any], mean: str, std: str) -> str:
+    """``mean ± std`` of two metrics (the ± part only where the std is there); ``-`` where the
+    record has no mean (a model without it, or a record scored before it was measured)."""
+    value, spread = metrics.get(mean), metrics.get(std)
+    if not isinstance(value, (int, float)):
+        return "-"
+    return fmt_accuracy(value) + (f" ± {fmt_accuracy(spread)}" if isinstance(spread, (int, float)) else "")
+
+
 def fmt_perplexity(value: Any) -> str:
     """A perplexity with one decimal; ``-`` when not a number."""
     return f"{value:.1f}" if isinstance(value, (int, float)) else "-"

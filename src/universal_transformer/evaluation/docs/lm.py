@@ -7,8 +7,8 @@ import re
 from typing import Any
 from ..records import RunRecord
 from .common import (
-    MODELS, NO_RECORDS, best_on_validation, family, fmt_accuracy, fmt_parameters, fmt_perplexity, fmt_seconds,
-    markdown_table, model_label, ordered, partial_footnote, partial_runs, status_label,
+    MODELS, NO_RECORDS, best_on_validation, family, fmt_accuracy, fmt_mean_std, fmt_parameters, fmt_perplexity,
+    fmt_seconds, markdown_table, model_label, ordered, partial_footnote, partial_runs, status_label,
 )
 from .sections import register_table
 
@@ -34,14 +34,6 @@ def lm_models(records: list[RunRecord], key: str | None = None) -> dict[str, Run
     return {model: best_on_validation(groups[model]) for model in ordered(set(groups), MODELS)}
 
 
-def _ponder_cell(metrics: dict[str, Any]) -> str:
-    """``mean ± std`` ponder time per token; ``-`` for a model without it."""
-    mean, std = metrics.get("ponder_time"), metrics.get("ponder_std")
-    if not isinstance(mean, (int, float)):
-        return "-"
-    return fmt_accuracy(mean) + (f" ± {fmt_accuracy(std)}" if isinstance(std, (int, float)) else "")
-
-
 def _shared(models: dict[str, RunRecord], key: str) -> Any:
     """The test metric ``key``, when every model that has it has the same value; else None."""
     values = {r.metrics["test"][key] for r in models.values() if key in r.metrics["test"]}
@@ -65,7 +57,7 @@ def lm_ptb_table(records: list[RunRecord]) -> str:
     for model, r in models.items():
         validation, test = r.metrics["validation"], r.metrics["test"]
         rows.append([model, fmt_parameters(r.parameters), fmt_perplexity(validation.get("perplexity")),
-                     fmt_perplexity(test.get("perplexity")), _ponder_cell(test),
+                     fmt_perplexity(test.get("perplexity")), fmt_mean_std(test, "ponder_time", "ponder_std"),
                      f"{r.best_step if r.best_step is not None else '-'} / {r.steps}",
                      fmt_seconds(r.wall_time_seconds), status_label(r)])
     return markdown_table(["model", "parameters", "validation perplexity", "test perplexity", "ponder time (test)",
