@@ -11,6 +11,10 @@ number of examples than plain ones, so the comparison is per example: the median
 step over the mean examples per step of the steps timed.
 
 Reported: plain / grouped time per example (> 1: grouping faster).
+
+Any two override sets of one config compare the same way; ``--labels`` names them, e.g. the
+ACT loops on bAbI: ``--plain train.act_packed=false --grouped train.act_packed=true --labels
+dense,packed`` (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ def main() -> None:
     p.add_argument("--plain", default="task.bucket_width=0", help="override(s), comma-separated, of the plain trainer")
     p.add_argument("--grouped", default="task.bucket_width=4", help="override(s), comma-separated, of the grouped trainer")
     p.add_argument("--steps", type=int, default=20, help="training steps per timed call")
+    p.add_argument("--labels", default="plain,grouped", help="the names of the two trainers in the output")
     args = p.parse_args()
+    names = args.labels.split(",")
+    if len(names) != 2 or names[0] == names[1]:
+        p.error(f"--labels takes two different names, comma-separated, got {args.labels!r}")
+    labels = dict(zip(("plain", "grouped"), names))
     quick = []
     if args.quick:
         args.steps, args.reps, args.warmup = 2, 3, 1
@@ -61,17 +70,19 @@ def main() -> None:
 
         params = trainers["plain"].model.num_parameters()
         print(f"\n## {args.config}: {params:,} parameters, {args.steps} training steps a call", flush=True)
-        res = timing.compare({name: steps(t) for name, t in trainers.items()}, reps=args.reps, warmup=args.warmup)
+        res = timing.compare({labels[name]: steps(t) for name, t in trainers.items()}, reps=args.reps, warmup=args.warmup)
+        res = {name: res[labels[name]] for name in trainers}
     finally:
         for d in run_dirs:
             shutil.rmtree(d, ignore_errors=True)
     per_example = {name: res[name].median / args.steps / examples[name] for name in trainers}
-    rows = [[name, getattr(args, name), f"{examples[name]:.1f}", f"{res[name].median / args.steps:.4f}",
+    rows = [[labels[name], getattr(args, name), f"{examples[name]:.1f}", f"{res[name].median / args.steps:.4f}",
              f"{1000 * per_example[name]:.2f}"] for name in trainers]
-    print("\n## plain / grouped (> 1: grouping faster)\n")
-    print(timing.markdown_table(["batches", "overrides", "examples / step", "s / step", "s / 1000 examples"], rows))
+    a, b = labels["plain"], labels["grouped"]
+    print(f"\n## {a} / {b} (> 1: {b} faster)\n")
+    print(timing.markdown_table(["trainer", "overrides", "examples / step", "s / step", "s / 1000 examples"], rows))
     step_ratios = timing.fmt_ratios(timing.ratios(res["plain"], res["grouped"]))
-    print(f"\nplain / grouped time per example: {per_example['plain'] / per_example['grouped']:.1f}x "
+    print(f"\n{a} / {b} time per example: {per_example['plain'] / per_example['grouped']:.2f}x "
           f"(per step: {step_ratios})")
     print(timing.RATIO_NOTE)
     timing.write_json(args.json, {"machine": info, "args": vars(args), "rows": rows})

@@ -81,7 +81,7 @@ def _loop(stack: RecurrentStack, h, padding, transform, *, packed: bool):
 
     def rows_of(t, x, rows, valid, kv):
         out = transform(t, x)
-        return out.gather(1, rows[..., None].expand(-1, -1, out.shape[-1]))
+        return out if rows is None else out.gather(1, rows[..., None].expand(-1, -1, out.shape[-1]))
 
     return packed_dynamic_halting(h, padding, **common, transform_rows=rows_of)
 

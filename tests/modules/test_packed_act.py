@@ -26,15 +26,20 @@ def test_packed_loop_equals_dense_loop_on_known_steps(act_type):
 
 
 def test_packed_loop_skips_halted_positions():
-    """The packed step is given only running positions: its query width shrinks as positions halt."""
+    """The packed step is given only running positions: its query width is the most running
+    positions of any row, and shrinks as positions halt. While some row still runs whole it is
+    given every position instead (``rows`` None: the dense loop's step; packing saves nothing)."""
     stack = _stack(73, act_bias_init=-0.5, act_max_steps=6)
     h, padding = _inputs(74)
-    widths, running = [], []
+    calls = []  # (rows is None, width, running positions given)
     seen = _capture_halting(stack)
 
     def rows_step(t, x, rows, valid, kv):
-        widths.append(rows.shape[1])
-        running.append(int(valid.sum()))
+        if rows is None:
+            assert valid is None
+            calls.append((True, x.shape[1], None))
+            return x
+        calls.append((False, rows.shape[1], int(valid.sum())))
         return x.gather(1, rows[..., None].expand(-1, -1, x.shape[-1]))
 
     from universal_transformer.modules.packed_act import packed_dynamic_halting
@@ -45,11 +50,18 @@ def test_packed_loop_skips_halted_positions():
             h, padding, policy=stack.policy, step_input=lambda s, t: s + stack.signal(positions, t),
             halting=lambda x: stack.halting(x, padding), transform_rows=rows_step,
         )
-    assert len(seen) == len(widths)
-    assert widths[0] == h.shape[1] and widths[-1] < widths[0]
-    assert running == sorted(running, reverse=True) and running[0] == int((~padding).sum())
-    # every running position took one update per step it ran
-    assert int(act.n_updates.sum()) == sum(running)
+    assert len(seen) == len(calls)
+    L = h.shape[1]
+    # A position runs steps 1..n_updates: the positions running at step t, per row.
+    per_row = [(act.n_updates >= t).sum(1) for t in range(1, len(calls) + 1)]
+    whole = [bool(n.max() == L) for n in per_row]
+    assert [c[0] for c in calls] == whole
+    assert whole[0] and not all(whole), "the test needs a whole step and a packed one"
+    packed = [(c, n) for c, n in zip(calls, per_row) if not c[0]]
+    for (_, width, given), n in packed:
+        assert width == int(n.max()) < L and given == int(n.sum())
+    widths = [width for (_, width, _), _ in packed]
+    assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]
 
 
 @pytest.mark.parametrize("norm", ["post", "pre"])

@@ -25,7 +25,7 @@ from .block import UTBlock
 from .halting import ACTPolicy, ACTState, HaltingFn, StepInput, act_step
 
 KeyValues = tuple[Tensor, Tensor]
-TransformRows = Callable[[int, Tensor, Tensor, Tensor, "KeyValues | None"], Tensor]  # (t, x, rows, valid, kv)
+TransformRows = Callable[[int, Tensor, "Tensor | None", "Tensor | None", "KeyValues | None"], Tensor]  # (t, x, rows, valid, kv)
 KeyValuesFn = Callable[[int, Tensor, "Tensor | None"], KeyValues]  # (t, x, rows updated at t-1)
 Idle = Callable[[int, Tensor, "KeyValues | None"], None]  # (t, x, kv)
 
@@ -46,7 +46,8 @@ def packed_dynamic_halting(
 
     ``transform_rows(t, x, rows, valid, kv)`` returns ``H^t`` at positions ``rows [B, W]``
     of the step input ``x [B, L, d]`` (slots with ``valid`` False hold no running
-    position; their output is discarded).
+    position; their output is discarded), or at every position when ``rows`` and ``valid``
+    are None (a step in which some row still runs whole).
     """
     if not policy.copies_halted:
         raise ValueError("packed ACT needs copy semantics (act_halted_state='copy'): transformed halted states change")
@@ -66,6 +67,16 @@ def packed_dynamic_halting(
         p = policy.halting_probability(halting, x, step, floor)
         running = ~act.halted
         width = int(running.sum(1).max())
+        if width == running.shape[1]:
+            # Some row runs whole (the first step, as a rule): packing saves nothing, and
+            # its gathers and scatters cost up to a quarter of a small model's step.
+            # The dense loop's step instead.
+            w, act = act_step(p, act, policy.threshold, policy.force_halt(step))
+            transformed = transform_rows(step, x, None, None, kv)
+            out = policy.accumulate(out, transformed, w)
+            state = torch.where(running[..., None], transformed, state)
+            fresh = None  # every row may have changed: keys/values projected anew
+            continue
         rows = torch.argsort(act.halted.to(torch.int8), dim=1, stable=True)[:, :width]
         valid = running.gather(1, rows)
         w, part = act_step(p.gather(1, rows), act.gather(rows), policy.threshold, policy.force_halt(step))
