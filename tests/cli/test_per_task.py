@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from universal_transformer.evaluation.records import RunRecord
@@ -46,8 +47,10 @@ def test_each_task_keeps_its_best_model_and_is_scored_by_it(tmp_path):
         alone = run_ut("eval", str(run), "--model", str(run / "best-per-task" / f"task{task}"))
         assert alone.returncode == 0, alone.stderr
         own = json.loads((run / "eval-test.json").read_text())
+        # equal up to float rounding: packed ACT runs a step dense when some row of the batch
+        # runs whole, so a story's ponder statistics may differ in the last bits between batchings
         assert {k: v for k, v in test.items() if k.startswith(f"task{task}/")} == \
-            {k: v for k, v in own.items() if k.startswith(f"task{task}/")}
+            pytest.approx({k: v for k, v in own.items() if k.startswith(f"task{task}/")}, rel=1e-7, abs=1e-9)
     errors = [test["task1/error"], test["task2/error"]]
     assert abs(test["mean_error"] - sum(errors) / 2) < 1e-9 and test["failed_tasks"] == sum(e > 5.0 for e in errors)
     assert test["score"] == -test["mean_error"] and test["selection"] == "per_task"
