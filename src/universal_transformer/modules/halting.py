@@ -246,16 +246,22 @@ def dynamic_halting(
         if not all_steps and bool(act.halted.all()):
             break
         x = step_input(state, step)
-        running = ~act.halted
         p = policy.halting_probability(halting, x, step, floor)
-        w, act = act_step(p, act, policy.threshold, policy.force_halt(step))
-        transformed = transform(step, x)
-        out = policy.accumulate(out, transformed, w)
-        state = policy.halted_state(state, transformed, running)
+        out, state, act = full_width_step(policy, step, p, act, transform(step, x), out, state)
     return out, act
+
+
+def full_width_step(
+    policy: ACTPolicy, step: int, p: Tensor, act: ACTState, transformed: Tensor, out: Tensor, state: Tensor
+) -> tuple[Tensor, Tensor, ACTState]:
+    """One step of the ACT loop over every position, given its ``p`` and ``H^t``: the new
+    output, state and accumulators (Listing 1's body; also packed ACT's step while a row runs whole)."""
+    running = ~act.halted
+    w, act = act_step(p, act, policy.threshold, policy.force_halt(step))
+    return policy.accumulate(out, transformed, w), policy.halted_state(state, transformed, running), act
 
 
 __all__ = [
     "ACTPolicy", "ACTState", "GlobalHaltingUnit", "HaltingUnit", "RandomHaltingUnit", "act_step", "copy_halted",
-    "dynamic_halting", "make_halting_unit", "transform_halted", "weighted_mean", "weighted_sum",
+    "dynamic_halting", "full_width_step", "make_halting_unit", "transform_halted", "weighted_mean", "weighted_sum",
 ]

@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from .block import UTBlock
-from .halting import ACTPolicy, ACTState, HaltingFn, StepInput, act_step
+from .halting import ACTPolicy, ACTState, HaltingFn, StepInput, act_step, full_width_step
 
 KeyValues = tuple[Tensor, Tensor]
 TransformRows = Callable[[int, Tensor, "Tensor | None", "Tensor | None", "KeyValues | None"], Tensor]  # (t, x, rows, valid, kv)
@@ -71,10 +71,7 @@ def packed_dynamic_halting(
             # Some row runs whole (the first step, as a rule): packing saves nothing, and
             # its gathers and scatters cost up to a quarter of a small model's step.
             # The dense loop's step instead.
-            w, act = act_step(p, act, policy.threshold, policy.force_halt(step))
-            transformed = transform_rows(step, x, None, None, kv)
-            out = policy.accumulate(out, transformed, w)
-            state = torch.where(running[..., None], transformed, state)
+            out, state, act = full_width_step(policy, step, p, act, transform_rows(step, x, None, None, kv), out, state)
             fresh = None  # every row may have changed: keys/values projected anew
             continue
         rows = torch.argsort(act.halted.to(torch.int8), dim=1, stable=True)[:, :width]
