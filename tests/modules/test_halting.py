@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from unittest import mock
+
 import pytest
 import torch
 
@@ -9,6 +12,7 @@ from universal_transformer import UTConfig
 from universal_transformer.config import ConfigError
 from universal_transformer.modules import ACTState, RecurrentStack, act_step
 from universal_transformer.modules.halting import dynamic_halting
+from universal_transformer.modules import packed_act
 from universal_transformer.modules.packed_act import packed_dynamic_halting
 
 THRESHOLD = 1.0 - 0.01
@@ -86,13 +90,29 @@ def _loop(stack: RecurrentStack, h, padding, transform, *, packed: bool):
     return packed_dynamic_halting(h, padding, **common, transform_rows=rows_of)
 
 
-def _inputs(seed: int, B: int = 3, L: int = 6, d: int = 16):
+def _inputs(seed: int, B: int = 3, L: int = 6, d: int = 16, pad_every_row: bool = False):
+    """Rows 1-2 padded, the others not (so packed ACT's first steps run whole); with
+    ``pad_every_row`` every row ends in padding, so that every step of packed ACT packs."""
     torch.manual_seed(seed)
     h = torch.randn(B, L, d)
     padding = torch.zeros(B, L, dtype=torch.bool)
     padding[1, L - 2:] = True
     padding[2, L - 1:] = True
+    if pad_every_row:
+        padding[:, L - 1:] = True
     return h, padding
+
+
+@contextmanager
+def _count_packed_act_steps():
+    """Count packed ACT's steps by kind: ``{"packed": n, "whole": n}`` (whole: some row ran
+    every position, so the dense loop's step ran). A packed/dense test whose packed steps are
+    all whole ones would not test packing."""
+    with mock.patch.object(packed_act, "act_step", wraps=packed_act.act_step) as packed, \
+            mock.patch.object(packed_act, "full_width_step", wraps=packed_act.full_width_step) as whole:
+        counts: dict[str, int] = {}
+        yield counts
+        counts.update(packed=packed.call_count, whole=whole.call_count)
 
 
 def _capture_halting(stack):
@@ -192,10 +212,10 @@ def test_no_forced_halt_with_tiny_p_runs_max_steps():
 # -- the loop's wiring, with the step replaced by known tensors ------------------------
 
 
-def _run_known_steps(stack, seed: int, max_steps: int, *, packed: bool):
+def _run_known_steps(stack, seed: int, max_steps: int, *, packed: bool, pad_every_row: bool = False):
     """The loop on ``_inputs(seed)`` with step t returning ``R[t-1]`` (drawn with ``seed + 1``).
     Returns padding, R, the output, the accumulators and the halting probabilities the unit gave."""
-    h, padding = _inputs(seed)
+    h, padding = _inputs(seed, pad_every_row=pad_every_row)
     torch.manual_seed(seed + 1)
     R = [torch.randn_like(h) for _ in range(max_steps)]
     seen = _capture_halting(stack)
@@ -342,10 +362,11 @@ def test_copy_and_transform_differ_but_both_halt():
 @pytest.mark.parametrize("packed", [True, False])
 def test_global_act_gives_one_halting_step_per_sequence(packed):
     stack = _stack(50, act_type="global", packed=packed, act_bias_init=-0.5, act_max_steps=6)
-    h, padding = _inputs(51, B=4)
+    h, padding = _inputs(51, B=4, pad_every_row=True)  # every row padded: packed steps from the first
     h[3] *= 3.0  # a different sequence, to vary the halting step between sequences
-    with torch.no_grad():
+    with torch.no_grad(), _count_packed_act_steps() as steps:
         stats = stack(h, padding=padding).halting
+    assert (steps["packed"] > 0) == packed and steps["whole"] == 0
     for b in range(h.shape[0]):
         real = stats.n_updates[b][~padding[b]]
         assert torch.all(real == real[0]) and real[0] >= 1
@@ -426,7 +447,9 @@ def test_min_steps_reads_no_halting_before_its_step(min_steps, packed):
     max_steps = 5
     # bias +4: p > 0.5, so that without the floor every position would halt at step 1 or 2
     stack = _stack(11, act_bias_init=4.0, act_max_steps=max_steps, act_min_steps=min_steps)
-    padding, R, hidden, act, read = _run_known_steps(stack, 12, max_steps, packed=packed)
+    with _count_packed_act_steps() as steps:  # every row padded: the floor's steps pack too
+        padding, R, hidden, act, read = _run_known_steps(stack, 12, max_steps, packed=packed, pad_every_row=True)
+    assert steps["packed"] >= (min_steps if packed else 0) and steps["whole"] == 0
     assert len(read) >= 1 and all(float(p.min()) > 0.5 for p in read)
     ps = [torch.zeros_like(read[0])] * (min_steps - 1) + read
     records = spec_act(ps, padding, force_last=len(ps) == max_steps)

@@ -7,19 +7,22 @@ import torch
 
 from universal_transformer.modules import RecurrentStack
 
-from .test_halting import _capture_halting, _inputs, _loop, _stack
+from .test_halting import _capture_halting, _count_packed_act_steps, _inputs, _loop, _stack
 
 
+@pytest.mark.parametrize("pad_every_row", [False, True], ids=["some-row-whole", "every-row-padded"])
 @pytest.mark.parametrize("act_type", ["basic", "accumulated", "global"])
-def test_packed_loop_equals_dense_loop_on_known_steps(act_type):
+def test_packed_loop_equals_dense_loop_on_known_steps(act_type, pad_every_row):
     """The two loops, given the same step (known tensors per step), agree exactly."""
     stack = _stack(70, act_type=act_type, act_bias_init=-0.5, act_max_steps=6)
-    h, padding = _inputs(71)
+    h, padding = _inputs(71, pad_every_row=pad_every_row)
     torch.manual_seed(72)
     R = [torch.randn_like(h) for _ in range(6)]
     with torch.no_grad():
         dense = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=False)
-        packed = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=True)
+        with _count_packed_act_steps() as steps:
+            packed = _loop(stack, h, padding, lambda t, x: R[t - 1], packed=True)
+    assert steps["packed"] > 0 and (steps["whole"] == 0) == pad_every_row
     torch.testing.assert_close(packed[0], dense[0], atol=1e-6, rtol=0)
     for name in ("n_updates", "remainders", "halted"):
         torch.testing.assert_close(getattr(packed[1], name), getattr(dense[1], name), atol=1e-6, rtol=0)
@@ -64,9 +67,12 @@ def test_packed_loop_skips_halted_positions():
     assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]
 
 
+@pytest.mark.parametrize("pad_every_row", [False, True], ids=["some-row-whole", "every-row-padded"])
 @pytest.mark.parametrize("norm", ["post", "pre"])
 @pytest.mark.parametrize("arrangement", ["encoder", "decoder"])
-def test_packed_equals_dense(arrangement, norm):
+def test_packed_equals_dense(arrangement, norm, pad_every_row):
+    """With a row unpadded the first steps run whole (the dense step), then pack; with every
+    row padded every step packs, so frozen keys/values start from the first."""
     causal = cross = arrangement == "decoder"
     # pre-norm: its own norm for the halting unit, whose steps then spread here
     norms = dict(norm="pre", act_halting_norm=True) if norm == "pre" else {}
@@ -77,19 +83,23 @@ def test_packed_equals_dense(arrangement, norm):
     assert packed.uses_packed_act() and not dense.uses_packed_act()
     assert not packed.uses_packed_act(need_weights=True)  # attention weights come from the dense loop
 
-    h, padding = _inputs(31)
+    h, padding = _inputs(31, pad_every_row=pad_every_row)
     torch.manual_seed(32)
     kwargs = dict(padding=padding)
     if cross:
         kwargs.update(memory=torch.randn(3, 4, 16), memory_padding=torch.tensor([[False] * 4, [False, False, True, True], [False] * 4]))
     target = torch.randn_like(h)
 
-    results = []
+    results, counts = [], []
     for stack in (packed, dense):
-        out = stack(h, **kwargs)
+        with _count_packed_act_steps() as steps:
+            out = stack(h, **kwargs)
+        counts.append(steps)
         loss = (out.hidden * target).sum() + out.halting.ponder_cost
         grads = torch.autograd.grad(loss, list(stack.parameters()), allow_unused=True)
         results.append((out, grads))
+    assert counts[0]["packed"] > 0 and (counts[0]["whole"] > 0) != pad_every_row
+    assert counts[1] == {"packed": 0, "whole": 0}
 
     (po, pg), (do, dg) = results
     torch.testing.assert_close(po.hidden, do.hidden, atol=1e-5, rtol=0)

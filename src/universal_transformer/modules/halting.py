@@ -12,8 +12,9 @@ Each variant is a small object or function behind one interface, picked once by
 :class:`ACTPolicy` from the config: the halting unit (``basic``/``accumulated`` per
 position, ``global`` per sequence, ``random`` noise), the accumulation rule, and the
 halted-state rule (``copy``, the paper; ``transform``, the reference code).
-:func:`dynamic_halting` is the dense loop; :mod:`.packed_act` runs the same loop on the
-still-running positions only.
+:func:`dynamic_halting` is the dense loop (one :func:`full_width_step` per step);
+:mod:`.packed_act` runs the same loop on the still-running positions only, once no row
+runs whole.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """Packed ACT: the loop of :func:`.halting.dynamic_halting`, computing only the running positions.
 
 With copy semantics (the paper's Section 2.2) a halted position's state is frozen, so
-recomputing it is waste. Each step gathers the still-running positions of every row to
-the left (``[B, max running, d]``) and runs queries, attention output and transition on
-them alone; all positions still serve as keys and values. The results equal the dense
-loop's (tests/modules/test_packed_act.py checks outputs, halting statistics and
-gradients). It needs a pointwise transition (``fc``): a convolution needs its neighbours.
+recomputing it is waste. Once every row has a halted (or padding) position, each step
+gathers the still-running positions of every row to the left (``[B, max running, d]``)
+and runs queries, attention output and transition on them alone; all positions still
+serve as keys and values. A step in which some row still runs whole (the first, as a
+rule) is the dense loop's step, since packing would save nothing there. The results equal
+the dense loop's up to float rounding (tests/modules/test_packed_act.py checks outputs,
+halting statistics and gradients). It needs a pointwise transition (``fc``): a
+convolution needs its neighbours.
 
 The caller supplies the step as functions, so this module knows nothing of blocks or
 caches: ``transform_rows`` applies the block to the chosen rows, ``key_values`` may
