@@ -16,7 +16,7 @@ from universal_transformer.data.lte import (
     BOS, EOS, PAD, PROGRAM_OPERATIONS, VOCAB_SIZE, split_of, text_to_tokens, tokens_to_text,
 )
 from universal_transformer.registry import build_task, task_options
-from universal_transformer.tasks.lte import LTEOptions, LTETask
+from universal_transformer.tasks.lte import LOOP_COUNT_GROUPS, LTEOptions, LTETask, loop_count_group
 from universal_transformer.training.config import ExperimentConfig, load_experiment
 from universal_transformer.training.trainer import Trainer, build_model
 
@@ -201,6 +201,37 @@ def test_test_split_accuracy_per_length_and_nesting_drawn():
     addition = make_task(task="addition", test_examples=50).evaluate(ExecutingModel(spoil_minus=False), "test")
     assert not any(k.startswith("with_") for k in addition)  # one operation: nothing to break down
     assert make_task(task="copy", max_length=5).eval_groups("test") is None  # memorisation: not broken down
+
+
+def test_programs_with_a_loop_are_grouped_by_its_count():
+    """The group is the largest ``range(k)`` of the program, checked against the loop count
+    the program text itself runs (counted by executing its loops in Python)."""
+    assert loop_count_group("a=5#for x in range(1):a+=3#print(a)") == "loops1"
+    assert loop_count_group("a=5#for x in range(4):a-=3#b=a#for x in range(12):b+=1#print(b)") == "loops11-20"
+    assert loop_count_group("print((3+4))") is None
+    task = make_task(task="control", test_examples=400, eval_batch_size=64)
+    spoiled = task.evaluate(ExecutingModel(spoil_minus=True), "test")
+    examples = task.examples("test")
+    seen = set()
+    for ex in examples:
+        passes = []
+        for line in ex.source.split("#"):
+            if line.startswith("for x in range("):
+                count = 0
+                for _ in eval(line[len("for x in "):line.index(":")], {"range": range}):
+                    count += 1
+                passes.append(count)
+        group = loop_count_group(ex.source)
+        assert ("small_loop" in ex.operations) == bool(passes) == (group is not None)
+        if passes:
+            lo, hi = next((lo, hi) for lo, hi in LOOP_COUNT_GROUPS if group in (f"loops{lo}", f"loops{lo}-{hi}"))
+            assert lo <= max(passes) <= hi
+            seen.add(group)
+    assert len(seen) == len(LOOP_COUNT_GROUPS)  # length 5 draws counts up to 20: every group occurs
+    for group in seen:
+        members = [e for e in examples if loop_count_group(e.source) == group]
+        wrong = sum(e.target.startswith("-") for e in members)
+        assert spoiled[f"{group}/sequence_accuracy"] == pytest.approx(1 - wrong / len(members)), group
 
 
 def test_encode_text_and_decode_tokens():

@@ -164,7 +164,8 @@ PROGRAM_OPERATIONS = ("pair", "smallmul", "equality", "vars", "small_loop", "ifs
 # without defining it, and the original generator has no such setting; ours: every
 # program ends in control flow (an if-expression or a for loop) whose operands are numbers
 # or the results of plain arithmetic (a sum, a difference or a bare number), so that the
-# task isolates control flow from multiplication and variable assignment. Addition is one
+# task isolates control flow from ``smallmul`` and variable assignment (a loop of count k
+# adding b still computes k*b: the loop-count breakdown of the test split measures it). Addition is one
 # sum of two numbers.
 TASK_DEFAULTS: dict[str, dict[str, object]] = {
     "program": {

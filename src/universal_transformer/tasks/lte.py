@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,22 @@ from ..evaluation.metrics import decode_accuracy
 from .base import Task, TaskOptions, check_length_penalty
 
 EVAL_SPLITS = ("validation", "test")
+# Loop counts of ``small_loop`` (1..4 x length), grouped: a loop ``v+=b`` run k times adds
+# k*b, so its count is the multiplier the model must apply.
+LOOP_COUNT_GROUPS = ((1, 1), (2, 4), (5, 10), (11, 20))
+
+
+def loop_count_group(source: str) -> str | None:
+    """``loopsA-B`` (``loops1`` for a single pass) for the largest loop count in a program's
+    text (its ``range(k)``), None for a program without a loop."""
+    counts = [int(k) for k in re.findall(r"range\((\d+)\)", source)]
+    if not counts:
+        return None
+    k = max(counts)
+    for lo, hi in LOOP_COUNT_GROUPS:
+        if lo <= k <= hi:
+            return f"loops{lo}" if lo == hi else f"loops{lo}-{hi}"
+    return f"loops{LOOP_COUNT_GROUPS[-1][1] + 1}+"  # only for lengths over 5
 
 
 @dataclass
@@ -170,16 +187,19 @@ class LTETask(Task):
         """Per batch of :meth:`eval_batches` and row, the groups of its example: ``lengthL``
         (the digits the mix drew), with nesting above 1 ``nestingN``, and where the task draws
         from more than one operation ``with_OP`` for each operation the program contains
-        (a program of ``vars`` over ``smallmul`` is in both groups); None for the
-        memorisation tasks (where every model here is at or near 1.0)."""
+        (a program of ``vars`` over ``smallmul`` is in both groups), and for a program with a
+        loop its loop count (:func:`loop_count_group`); None for the memorisation tasks
+        (where every model here is at or near 1.0)."""
         if self.options.task in MEMORISATION_TASKS:
             return None
         nested = (self.options.max_nesting or 1) > 1
         mixed = len({*self.generator.operations, *(self.generator.operand_operations if nested else ())}) > 1
 
         def groups(ex: Example) -> list[str]:
+            loops = loop_count_group(ex.source)
             return ([f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else [])
-                    + ([f"with_{op}" for op in sorted(set(ex.operations))] if mixed else []))
+                    + ([f"with_{op}" for op in sorted(set(ex.operations))] if mixed else [])
+                    + ([loops] if loops else []))
 
         return [[groups(ex) for ex, _ in chunk] for chunk in self._eval_chunks(split)]
 

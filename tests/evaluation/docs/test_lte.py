@@ -89,6 +89,20 @@ def test_lte_operations_table_in_the_generators_order_of_operations():
     assert TABLES["lte-operations"]([before]) == docs.NO_RECORDS
 
 
+def test_lte_loops_table_orders_the_loop_counts_and_leaves_out_runs_scored_before_them():
+    control = lte_record("control", "UT", 0.7, 0.5)
+    control.metrics["test"].update({"loops11-20/sequence_accuracy": 0.1, "loops1/sequence_accuracy": 0.9,
+                                    "loops2-4/sequence_accuracy": 0.5, "with_small_loop/sequence_accuracy": 0.3})
+    before = lte_record("control", "LSTM", 0.7, 0.5)  # broken down by operation, not by loop count
+    before.metrics["test"]["with_small_loop/sequence_accuracy"] = 0.2
+    assert TABLES["lte-loops"]([before, control]) == "\n".join([
+        "| task | model | k = 1 | k = 2-4 | k = 11-20 |",
+        "|---|---|---|---|---|",
+        "| control | UT | 0.90 | 0.50 | 0.10 |",
+    ])
+    assert TABLES["lte-loops"]([before]) == docs.NO_RECORDS
+
+
 def test_lte_beam_table_shows_the_beam_metrics_per_beam_size():
     beam4 = lte_record("copy", "UT", 0.99, 0.9)
     beam4.metrics["test"].update({"beam4/char_accuracy": 1.0, "beam4/sequence_accuracy": 0.995})

@@ -53,6 +53,15 @@ def lte_operations_table(records: list[RunRecord]) -> str:
     return _lte_group_table(records, r"with_\w+", lambda g: (order.get(g[5:], len(order)), g), lambda g: g[5:])
 
 
+@register_table("lte-loops")
+def lte_loops_table(records: list[RunRecord]) -> str:
+    """The programs with a loop (``small_loop``) by its count k (groups ``loopsA-B``, the
+    largest count in the program): test sequence accuracy (greedy). A loop adding b k times
+    is a multiplication k*b, so this separates the control flow from the arithmetic."""
+    return _lte_group_table(records, r"loops[\d+-]+", lambda g: int(re.match(r"\d+", g[5:]).group()),
+                            lambda g: f"k = {g[5:]}")
+
+
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
     """One row per program task and model (the cell of :func:`lte_table`), one column per
     group of the test metrics ``GROUP/sequence_accuracy`` whose name matches ``pattern``
@@ -74,4 +83,4 @@ def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[st
     return markdown_table(["task", "model", *map(label, columns)], rows)
 
 
-_LTE_GROUP = re.compile(r"(length\d+|nesting\d+|with_\w+)/sequence_accuracy")  # the groups of LTETask.eval_groups
+_LTE_GROUP = re.compile(r"(length\d+|nesting\d+|with_\w+|loops[\d+-]+)/sequence_accuracy")  # the groups of LTETask.eval_groups
