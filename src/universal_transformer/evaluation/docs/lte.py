@@ -39,7 +39,7 @@ def lte_breakdown_table(records: list[RunRecord]) -> str:
     """Program evaluation by what the mix drew: one row per task and model (the cell of
     :func:`lte_table`), test sequence accuracy (greedy) per length (digits) and per nesting;
     "-" where not measured (records from before the breakdown: ``ut eval --record`` adds it)."""
-    return _lte_group_table(records, r"(length|nesting)\d+",
+    return _lte_group_table(records, _LENGTH_NESTING,
                             lambda g: (not g.startswith("length"), int(re.sub(r"\D", "", g))),
                             lambda g: re.sub(r"(\D+)(\d+)", r"\1 \2", g))
 
@@ -50,7 +50,7 @@ def lte_operations_table(records: list[RunRecord]) -> str:
     that contain each operation (groups ``with_OP``; a program of two operations counts
     in both), in the generator's order of operations."""
     order = {op: i for i, op in enumerate(PROGRAM_OPERATIONS)}
-    return _lte_group_table(records, r"with_\w+", lambda g: (order.get(g[5:], len(order)), g), lambda g: g[5:])
+    return _lte_group_table(records, _OPERATIONS, lambda g: (order.get(g[5:], len(order)), g), lambda g: g[5:])
 
 
 @register_table("lte-loops")
@@ -58,7 +58,7 @@ def lte_loops_table(records: list[RunRecord]) -> str:
     """The programs with a loop (``small_loop``) by its count k (groups ``loopsA-B``, the
     largest count in the program): test sequence accuracy (greedy). A loop adding b k times
     is a multiplication k*b, so this separates the control flow from the arithmetic."""
-    return _lte_group_table(records, r"loops[\d+-]+", lambda g: int(re.match(r"\d+", g[5:]).group()),
+    return _lte_group_table(records, _LOOPS, lambda g: int(re.match(r"\d+", g[5:]).group()),
                             lambda g: f"k = {g[5:]}")
 
 
@@ -83,4 +83,6 @@ def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[st
     return markdown_table(["task", "model", *map(label, columns)], rows)
 
 
-_LTE_GROUP = re.compile(r"(length\d+|nesting\d+|with_\w+|loops[\d+-]+)/sequence_accuracy")  # the groups of LTETask.eval_groups
+# The groups of LTETask.eval_groups, one pattern per table.
+_LENGTH_NESTING, _OPERATIONS, _LOOPS = r"(length|nesting)\d+", r"with_\w+", r"loops[\d+-]+"
+_LTE_GROUP = re.compile(f"({_LENGTH_NESTING}|{_OPERATIONS}|{_LOOPS})/sequence_accuracy")
