@@ -71,9 +71,11 @@ def test_the_operations_recorded_are_those_in_the_text():
         lines = e.source.split("#")[:-1]  # without print(...)
         assert len(lines) == count["vars"] + 2 * count["small_loop"], e  # an assignment; and a loop
         assert sum(line.startswith("for x in range(") for line in lines) == count["small_loop"], e
+        assert e.loop_counts == tuple(int(k) for k in re.findall(r"range\((\d+)\)", e.source)), e
+        assert all(1 <= k <= 4 * e.length for k in e.loop_counts), e  # the original's 1..4 x length
         assert e.source.count("*") == count["smallmul"] and e.source.count(" if ") == count["ifstat"], e
     assert {e.operations[-1] for e in examples} == set(PROGRAM_OPERATIONS)
-    assert generator("copy").sample(rng).operations == ()
+    assert generator("copy").sample(rng).operations == () == generator("copy").sample(rng).loop_counts
 
 
 @pytest.mark.parametrize("task", ["copy", "double", "reverse"])

@@ -204,11 +204,11 @@ def test_test_split_accuracy_per_length_and_nesting_drawn():
 
 
 def test_programs_with_a_loop_are_grouped_by_its_count():
-    """The group is the largest ``range(k)`` of the program, checked against the loop count
-    the program text itself runs (counted by executing its loops in Python)."""
-    assert loop_count_group("a=5#for x in range(1):a+=3#print(a)") == "loops1"
-    assert loop_count_group("a=5#for x in range(4):a-=3#b=a#for x in range(12):b+=1#print(b)") == "loops11-20"
-    assert loop_count_group("print((3+4))") is None
+    """The group is the largest loop count the generator drew, checked against the loop
+    passes the program text itself runs (counted by executing its loops in Python)."""
+    assert loop_count_group((1,)) == "loops1"
+    assert loop_count_group((4, 12)) == "loops11-20"
+    assert loop_count_group(()) is None
     task = make_task(task="control", test_examples=400, eval_batch_size=64)
     spoiled = task.evaluate(ExecutingModel(spoil_minus=True), "test")
     examples = task.examples("test")
@@ -221,7 +221,8 @@ def test_programs_with_a_loop_are_grouped_by_its_count():
                 for _ in eval(line[len("for x in "):line.index(":")], {"range": range}):
                     count += 1
                 passes.append(count)
-        group = loop_count_group(ex.source)
+        assert ex.loop_counts == tuple(passes), ex  # what was drawn is what the text runs
+        group = loop_count_group(ex.loop_counts)
         assert ("small_loop" in ex.operations) == bool(passes) == (group is not None)
         if passes:
             lo, hi = next((lo, hi) for lo, hi in LOOP_COUNT_GROUPS if group in (f"loops{lo}", f"loops{lo}-{hi}"))
@@ -229,7 +230,7 @@ def test_programs_with_a_loop_are_grouped_by_its_count():
             seen.add(group)
     assert len(seen) == len(LOOP_COUNT_GROUPS)  # length 5 draws counts up to 20: every group occurs
     for group in seen:
-        members = [e for e in examples if loop_count_group(e.source) == group]
+        members = [e for e in examples if loop_count_group(e.loop_counts) == group]
         wrong = sum(e.target.startswith("-") for e in members)
         assert spoiled[f"{group}/sequence_accuracy"] == pytest.approx(1 - wrong / len(members)), group
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from .characters import BOS, EOS, PAD, CharacterVocabulary  # noqa: F401 (the special ids, for the task)
 
@@ -59,13 +59,14 @@ SPLITS = ("train", "validation", "test")
 
 class ProgramBuilder:
     """The state of one program being generated: the random source, the example's length,
-    the operand stack and the unused variables."""
+    the operand stack, the unused variables and the loop counts drawn so far."""
 
     def __init__(self, rng: random.Random, length: int) -> None:
         self.rng = rng
         self.length = length
         self.stack: list[tuple[str, int]] = []
         self.free_variables = rng.sample(VARIABLES, len(VARIABLES))
+        self.loop_counts: list[int] = []
 
     def operand(self) -> tuple[str, int]:
         """The previous operation's (expression, value), else a random integer of up to ``length`` digits."""
@@ -136,6 +137,7 @@ def _small_loop(p: ProgramBuilder) -> tuple[list[str], str, int]:
     v = p.variable()
     (a, va), (b, vb) = p.operands(2)
     k = p.small_number()
+    p.loop_counts.append(k)  # the multiplier the loop applies to b, kept for the evaluation's breakdown
     op = p.sign()
     return [f"{v}={a}", f"for x in range({k}):{v}{op}={b}"], v, _apply(va, op, k * vb)
 
@@ -179,12 +181,21 @@ TASK_DEFAULTS: dict[str, dict[str, object]] = {
 }
 
 
+class Program(NamedTuple):
+    """A generated program: its text, the value it prints, the operations drawn (first to
+    last) and the counts of its loops (in program order; empty without ``small_loop``)."""
+
+    text: str
+    value: int
+    operations: tuple[str, ...]
+    loop_counts: tuple[int, ...]
+
+
 def make_program(
     rng: random.Random, length: int, nesting: int, operations: Sequence[str], operand_operations: Sequence[str]
-) -> tuple[str, int, tuple[str, ...]]:
-    """(program text, printed value, the operations drawn, first to last): ``nesting``
-    operations, each feeding the next; the last is drawn from ``operations``, the ones
-    before it from ``operand_operations``."""
+) -> Program:
+    """``nesting`` operations, each feeding the next; the last is drawn from ``operations``,
+    the ones before it from ``operand_operations``."""
     builder = ProgramBuilder(rng, length)
     lines: list[str] = []
     drawn: list[str] = []
@@ -195,7 +206,7 @@ def make_program(
         lines += code
         builder.stack.append((expr, value))
     expr, value = builder.stack.pop()
-    return "#".join([*lines, f"print({expr})"]), value, tuple(drawn)
+    return Program("#".join([*lines, f"print({expr})"]), value, tuple(drawn), tuple(builder.loop_counts))
 
 
 # -- examples and splits ----------------------------------------------------------------
@@ -203,14 +214,16 @@ def make_program(
 
 @dataclass(frozen=True)
 class Example:
-    """One example as text; ``length``, ``nesting`` and ``operations`` (first to last) are
-    what the mix drew (``nesting`` 0 and no operations for memorisation)."""
+    """One example as text; ``length``, ``nesting``, ``operations`` (first to last) and
+    ``loop_counts`` (the ``range(k)`` of each loop) are what the mix drew (``nesting`` 0 and
+    none of the others for memorisation)."""
 
     source: str
     target: str
     length: int
     nesting: int
     operations: tuple[str, ...] = ()
+    loop_counts: tuple[int, ...] = ()
 
 
 def split_of(source: str) -> str:
@@ -254,8 +267,8 @@ class LTEGenerator:
             target = {"copy": digits, "double": digits + digits, "reverse": digits[::-1]}[self.task]
             return Example(digits, target, length, 0)
         nesting = rng.randint(1, self.max_nesting)
-        source, value, drawn = make_program(rng, length, nesting, self.operations, self.operand_operations)
-        return Example(source, str(value), length, nesting, drawn)
+        program = make_program(rng, length, nesting, self.operations, self.operand_operations)
+        return Example(program.text, str(program.value), length, nesting, program.operations, program.loop_counts)
 
     def sample_split(self, rng: random.Random, split: str, *, max_tries: int = 10_000) -> Example:
         """One example of ``split``: examples of other splits are drawn and discarded."""

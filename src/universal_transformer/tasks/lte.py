@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import functools
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch import Tensor, nn
@@ -29,10 +28,9 @@ EVAL_SPLITS = ("validation", "test")
 LOOP_COUNT_GROUPS = ((1, 1), (2, 4), (5, 10), (11, 20))
 
 
-def loop_count_group(source: str) -> str | None:
-    """``loopsA-B`` (``loops1`` for a single pass) for the largest loop count in a program's
-    text (its ``range(k)``), None for a program without a loop."""
-    counts = [int(k) for k in re.findall(r"range\((\d+)\)", source)]
+def loop_count_group(counts: Sequence[int]) -> str | None:
+    """``loopsA-B`` (``loops1`` for a single pass) for the largest of a program's loop counts
+    (:attr:`..data.lte.Example.loop_counts`), None for a program without a loop."""
     if not counts:
         return None
     k = max(counts)
@@ -196,7 +194,7 @@ class LTETask(Task):
         mixed = len({*self.generator.operations, *(self.generator.operand_operations if nested else ())}) > 1
 
         def groups(ex: Example) -> list[str]:
-            loops = loop_count_group(ex.source)
+            loops = loop_count_group(ex.loop_counts)
             return ([f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else [])
                     + ([f"with_{op}" for op in sorted(set(ex.operations))] if mixed else [])
                     + ([loops] if loops else []))
