@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 TINY = {
@@ -36,6 +40,36 @@ def ut_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "universal_transformer", *args]
 
 
+# A `ut` subprocess spends 2-4 s importing torch, and the suite runs about a hundred of them:
+# run_ut calls the command's entry point in this process instead, as a subprocess would see it
+# (one thread, as OMP_NUM_THREADS=1 gives it; sys.argv; output captured; the exit status,
+# argparse's included, and an uncaught exception as status 1 with its traceback).
+# UT_TESTS_SUBPROCESS=1 runs every call as a real `python -m universal_transformer`;
+# test_the_installed_command_runs_as_a_subprocess keeps that path under test by default.
+SUBPROCESS = os.environ.get("UT_TESTS_SUBPROCESS", "") not in ("", "0")
+
+
 def run_ut(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    return subprocess.run(ut_command(*args), capture_output=True, text=True, timeout=timeout, env=env)
+    """``ut ARGS``: its exit status, standard output and standard error."""
+    if SUBPROCESS:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        return subprocess.run(ut_command(*args), capture_output=True, text=True, timeout=timeout, env=env)
+    from universal_transformer.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    threads, argv = torch.get_num_threads(), sys.argv
+    torch.set_num_threads(1)
+    sys.argv = ["ut", *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exit_:  # argparse's usage errors (2) and --help (0)
+                code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+            except Exception:  # noqa: BLE001 (what the interpreter does with it in a subprocess)
+                traceback.print_exc()
+                code = 1
+    finally:
+        torch.set_num_threads(threads)
+        sys.argv = argv
+    return subprocess.CompletedProcess(["ut", *args], code, out.getvalue(), err.getvalue())

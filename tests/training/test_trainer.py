@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -14,7 +18,7 @@ from universal_transformer.training.config import ExperimentConfig, load_experim
 from universal_transformer.training.schedules import lr_multiplier
 from universal_transformer.training.trainer import Trainer, TrainingDiverged, selection_key
 
-from .conftest import TINY, run_ut
+from .conftest import TINY, run_ut, ut_command
 
 
 def _experiment(**train) -> ExperimentConfig:
@@ -89,6 +93,22 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, tiny_config, args, 
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_installed_command_runs_as_a_subprocess(tmp_path, tiny_config):
+    """run_ut calls the entry point in this process; here the command runs as users run it:
+    `python -m universal_transformer` and the `ut` script pip installed, its errors one line."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    script = Path(sys.executable).with_name("ut")
+    commands = [ut_command("eval", "nowhere")] + ([[str(script), "eval", "nowhere"]] if script.is_file() else [])
+    for command in commands:
+        refused = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
+        lines = refused.stderr.strip().splitlines()
+        assert refused.returncode == 2 and len(lines) == 1 and lines[0].startswith("ut: error: nowhere/config.yaml: not found"), command
+    trained = subprocess.run(ut_command("train", str(tiny_config), "--out", str(tmp_path / "run"), "--no-progress",
+                                        "--set", "train.steps=2", "--set", "train.eval_every=2"),
+                             capture_output=True, text=True, timeout=300, env=env)
+    assert trained.returncode == 0 and (tmp_path / "run" / "best" / "model.safetensors").is_file(), trained.stderr
 
 
 def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
