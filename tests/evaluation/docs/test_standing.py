@@ -114,7 +114,7 @@ def test_standing_reads_lte_cells_and_named_runs():
                     test={"len400/char_accuracy": 0.12, "len400/sequence_accuracy": 0.0}),
     ]
     table = TABLES["standing"](records)
-    assert _row(table, "Learning to Execute, Control (Table 5)", "UT: test char / sequence accuracy").endswith(
+    assert _row(table, "Learning to Execute, Control (Table 6)", "UT: test char / sequence accuracy").endswith(
         "| 1.0 / 1.0 | 0.71 / 0.50 | lte/control-ut |")
     assert _row(table, "Algorithmic Addition (Table 4)", "char / sequence accuracy at length 400").endswith(
         "| 0.34 / 0.02 | 0.12 / 0.00 | algorithmic/addition-ut-act-warm-b8k (UT) |")
