@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 import pytest
@@ -42,11 +43,15 @@ def ut_command(*args: str) -> list[str]:
 
 # A `ut` subprocess spends 2-4 s importing torch, and the suite runs about a hundred of them:
 # run_ut calls the command's entry point in this process instead, as a subprocess would see it
-# (one thread, as OMP_NUM_THREADS=1 gives it; sys.argv; output captured; the exit status,
-# argparse's included, and an uncaught exception as status 1 with its traceback).
+# (one thread, as OMP_NUM_THREADS=1 gives it; sys.argv; output captured, warnings printed in it;
+# the exit status, argparse's included, and an uncaught exception as status 1 with its traceback).
 # UT_TESTS_SUBPROCESS=1 runs every call as a real `python -m universal_transformer`;
 # test_the_installed_command_runs_as_a_subprocess keeps that path under test by default.
 SUBPROCESS = os.environ.get("UT_TESTS_SUBPROCESS", "") not in ("", "0")
+
+
+def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 def run_ut(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -61,7 +66,9 @@ def run_ut(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     torch.set_num_threads(1)
     sys.argv = ["ut", *args]
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("default")  # printed on standard error, as the interpreter does, not kept by pytest
+            warnings.showwarning = _print_warning
             try:
                 code = main(list(args))
             except SystemExit as exit_:  # argparse's usage errors (2) and --help (0)

@@ -95,9 +95,10 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, tiny_config, args, 
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_the_installed_command_runs_as_a_subprocess(tmp_path, tiny_config):
+def test_the_installed_command_runs_as_a_subprocess(tmp_path):
     """run_ut calls the entry point in this process; here the command runs as users run it:
-    `python -m universal_transformer` and the `ut` script pip installed, its errors one line."""
+    `python -m universal_transformer` and the `ut` script pip installed, its errors one line,
+    and the same training as run_ut's, warnings (an old config key) and all."""
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     script = Path(sys.executable).with_name("ut")
     commands = [ut_command("eval", "nowhere")] + ([[str(script), "eval", "nowhere"]] if script.is_file() else [])
@@ -105,10 +106,20 @@ def test_the_installed_command_runs_as_a_subprocess(tmp_path, tiny_config):
         refused = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
         lines = refused.stderr.strip().splitlines()
         assert refused.returncode == 2 and len(lines) == 1 and lines[0].startswith("ut: error: nowhere/config.yaml: not found"), command
-    trained = subprocess.run(ut_command("train", str(tiny_config), "--out", str(tmp_path / "run"), "--no-progress",
-                                        "--set", "train.steps=2", "--set", "train.eval_every=2"),
-                             capture_output=True, text=True, timeout=300, env=env)
-    assert trained.returncode == 0 and (tmp_path / "run" / "best" / "model.safetensors").is_file(), trained.stderr
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["model"]["act_packed"] = False  # moved to a run-time choice: loads with a FutureWarning
+    config = tmp_path / "old.yaml"
+    config.write_text(yaml.safe_dump(data))
+    args = ["train", str(config), "--no-progress", "--set", "train.steps=2", "--set", "train.eval_every=2", "--out"]
+    trained = subprocess.run(ut_command(*args, str(tmp_path / "sub")), capture_output=True, text=True, timeout=300, env=env)
+    here = run_ut(*args, str(tmp_path / "here"))
+    for result in (trained, here):
+        assert result.returncode == 0, result.stderr
+        assert "FutureWarning" in result.stderr and "act_packed" in result.stderr, result.stderr
+    for run in ("sub", "here"):
+        assert (tmp_path / run / "best" / "model.safetensors").is_file()
+    sub, here = (json.loads((tmp_path / run / "metrics.json").read_text()) for run in ("sub", "here"))
+    assert (sub["validation"], sub["test"]) == (here["validation"], here["test"])  # one thread both ways
 
 
 def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
