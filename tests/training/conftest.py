@@ -1,16 +1,19 @@
-"""A tiny experiment config and a helper to run ``ut`` in a subprocess."""
+"""A tiny experiment config and a helper to run ``ut`` as a subprocess sees it (in this process by default)."""
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import io
 import os
+import random
 import subprocess
 import sys
 import traceback
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -42,12 +45,17 @@ def ut_command(*args: str) -> list[str]:
 
 
 # A `ut` subprocess spends 2-4 s importing torch, and the suite runs about a hundred of them:
-# run_ut calls the command's entry point in this process instead, as a subprocess would see it
-# (one thread, as OMP_NUM_THREADS=1 gives it; sys.argv; output captured, warnings printed in it;
-# the exit status, argparse's included, and an uncaught exception as status 1 with its traceback).
-# UT_TESTS_SUBPROCESS=1 runs every call as a real `python -m universal_transformer`;
-# test_the_installed_command_runs_as_a_subprocess keeps that path under test by default.
+# run_ut calls the command's entry point in this process instead, as a subprocess would see it:
+# one thread (as OMP_NUM_THREADS=1 gives it), sys.argv, the interpreter's warning filters with
+# warnings printed in the captured standard error, the exit status (argparse's included; an
+# uncaught exception is status 1 with its traceback), the random states left as they were, and
+# the timeout (a hung call ends the test run with every thread's traceback). Ctrl-C, which the
+# command turns into status 130, still stops the tests. UT_TESTS_SUBPROCESS=1 runs every call
+# as a real `python -m universal_transformer`; test_the_installed_command_runs_as_a_subprocess
+# keeps that path under test by default.
 SUBPROCESS = os.environ.get("UT_TESTS_SUBPROCESS", "") not in ("", "0")
+# What a plain `python` ignores (its default filters, but for DeprecationWarning in __main__).
+HIDDEN_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 
 
 def _print_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -62,12 +70,17 @@ def run_ut(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     from universal_transformer.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
-    threads, argv = torch.get_num_threads(), sys.argv
+    threads, argv, python_random, numpy_random = torch.get_num_threads(), sys.argv, random.getstate(), np.random.get_state()
     torch.set_num_threads(1)
     sys.argv = ["ut", *args]
+    faulthandler.dump_traceback_later(timeout, exit=True)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
-            warnings.simplefilter("default")  # printed on standard error, as the interpreter does, not kept by pytest
+        with (contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings(),
+              torch.random.fork_rng(devices=[])):
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for category in HIDDEN_WARNINGS:
+                warnings.simplefilter("ignore", category)
             warnings.showwarning = _print_warning
             try:
                 code = main(list(args))
@@ -77,6 +90,11 @@ def run_ut(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                 traceback.print_exc()
                 code = 1
     finally:
+        faulthandler.cancel_dump_traceback_later()
         torch.set_num_threads(threads)
         sys.argv = argv
+        random.setstate(python_random)
+        np.random.set_state(numpy_random)
+    if code == 130:  # the command caught Ctrl-C
+        raise KeyboardInterrupt
     return subprocess.CompletedProcess(["ut", *args], code, out.getvalue(), err.getvalue())

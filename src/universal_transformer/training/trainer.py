@@ -321,6 +321,14 @@ class Trainer:
     def fit(self) -> dict[str, Any]:
         """Train until ``train.steps`` (or early stopping, ``train.stop_at_score``, or
         ``train.time_limit``); returns a summary."""
+        try:
+            return self._fit()
+        finally:
+            if self._writer:  # TensorBoard's event file is complete, and its writer thread ends
+                self._writer.close()
+            self._writer = None
+
+    def _fit(self) -> dict[str, Any]:
         cfg = self.cfg
         resumed = self.prepare_run_dir()
         if self.ctx.is_main and self.verbose:
