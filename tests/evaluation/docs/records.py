@@ -25,11 +25,11 @@ def algorithmic_record(task, label, char, seq, *, score=0.5, seed=0, family="alg
                        test=test, seeds=[seed], **fields)
 
 
-def lte_record(task, label, char, seq, *, score=0.5, seed=0, experiment=None, **fields):
-    """A Learning to Execute run of ``label``: test char / sequence accuracy."""
+def lte_record(task, label, char, seq, *, score=0.5, seed=0, experiment=None, options=None, **fields):
+    """A Learning to Execute run of ``label``: test char / sequence accuracy (task ``options`` beside the task's name)."""
     model_class, model = MODELS[label]
     return make_record(experiment or f"lte/{task}-{label}", model_class=model_class, model=model,
-                       task={"name": "lte", "task": task}, validation={"score": score},
+                       task={"name": "lte", "task": task, **(options or {})}, validation={"score": score},
                        test={"char_accuracy": char, "sequence_accuracy": seq}, seeds=[seed], **fields)
 
 

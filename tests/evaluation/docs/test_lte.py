@@ -52,6 +52,28 @@ def test_lte_table_a_partial_run_without_test_metrics_does_not_hide_a_scored_one
     assert TABLES["lte"]([wide]).splitlines()[2] == "| UT | - |"  # alone, it is still the cell: no score to show
 
 
+def test_a_run_on_other_operations_is_a_task_of_its_own_and_never_the_papers_cell():
+    """Control's loops alone, better on its own validation set, gets its own column; the
+    Control cell (and the standing table's, which reads the same cells) keeps the Control run."""
+    written_out = {"operations": ["ifstat", "small_loop"], "operand_operations": ["pair", "equality"],
+                   "max_length": 5, "max_nesting": 2}  # the task's defaults, as a resolved config holds them
+    control = lte_record("control", "UT", 0.71, 0.56, score=0.56, options=written_out)
+    loops = lte_record("control", "UT", 0.60, 0.30, score=0.9, experiment="lte/control-loop-UT",
+                       options={**written_out, "operations": ["small_loop"]})
+    shorter = lte_record("program", "UT", 0.9, 0.8, experiment="lte/program-short-UT",
+                         options={"max_length": 3, "operations": None})
+    assert TABLES["lte"]([control, loops, shorter]).splitlines()[:3] == [
+        "| model | Control | Control (small_loop) | Program (length 3) |",
+        "|---|---|---|---|",
+        "| UT | 0.71 / 0.56 | 0.60 / 0.30 | 0.90 / 0.80 |",
+    ]
+    loops.metrics["test"]["loops1/sequence_accuracy"] = 0.5
+    assert TABLES["lte-loops"]([control, loops]).splitlines()[2:] == [
+        "| control | UT | - |",  # scored without the breakdown
+        "| control (small_loop) | UT | 0.50 |",
+    ]
+
+
 def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
     broken = lte_record("program", "UT", 0.5, 0.25)
     broken.metrics["test"].update({"length1/sequence_accuracy": 0.9, "length2/sequence_accuracy": 0.5,

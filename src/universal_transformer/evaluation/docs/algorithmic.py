@@ -14,7 +14,7 @@ from ..algorithmic_report import TASK_ORDER
 from ..records import RunRecord
 from .common import (
     MODELS, NO_RECORDS, cell_record, family, fmt_accuracy, fmt_parameters, fmt_seconds, inference_steps,
-    markdown_table, model_label, ordered, partial_footnote, partial_runs, status_label, trained_depth,
+    markdown_table, model_label, ordered, partial_footnote, partial_runs, status_label, task_label, trained_depth,
 )
 from .sections import FIGURES, FigureBuilder, register_table
 
@@ -25,7 +25,7 @@ def _algorithmic_groups(records: list[RunRecord]) -> dict[tuple[str, str], list[
     """(task, model) -> its records (seeds, and variants such as another width)."""
     groups: dict[tuple[str, str], list[RunRecord]] = {}
     for record in records:
-        groups.setdefault((str(record.config["task"].get("task")), model_label(record.config)), []).append(record)
+        groups.setdefault((task_label(record.config), model_label(record.config)), []).append(record)
     return groups
 
 
@@ -225,12 +225,12 @@ def depth_table(records: list[RunRecord], *, name: str = "algorithmic", prefix: 
 
     def order(item: tuple[tuple[str, str, str], list[RunRecord]]) -> tuple:
         first = item[1][0]
-        task, model = str(first.config["task"].get("task")), model_label(first.config)
+        task, model = task_label(first.config), model_label(first.config)
         return task_rank.get(task, len(task_rank)), task, model_rank.get(model, len(model_rank)), first.experiment
 
     rows = []
     for key, group in sorted(deeper.items(), key=order):
-        task, model = str(group[0].config["task"].get("task")), model_label(group[0].config)
+        task, model = task_label(group[0].config), model_label(group[0].config)
         shown = []
         if key in trained:  # the training record itself first, then the shortest name (the run's)
             own = min(trained[key], key=lambda r: (r.status == "rescored", len(r.experiment), r.experiment))

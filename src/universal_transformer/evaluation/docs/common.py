@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...data.lte import TASK_DEFAULTS as LTE_TASK_DEFAULTS
 from ..algorithmic_report import MODEL_NAMES, MODEL_ORDER
 from ..records import RunRecord
 
@@ -91,6 +92,33 @@ def model_label(config: dict[str, Any]) -> str:
     if model.get("share_weights", True) is False:
         return "Transformer"
     return "UT+ACT" if model.get("act", False) else "UT"
+
+
+# The Learning to Execute options that change what a task holds, as a task label names them.
+_LTE_CONTENT = {"operations": "{}", "operand_operations": "operands {}", "max_length": "length {}", "max_nesting": "nesting {}"}
+
+
+def task_label(config: dict[str, Any]) -> str:
+    """The task of a resolved experiment config (``task.task``), and for a Learning to Execute
+    task whose operations, lengths or nesting differ from the task's own (Control's loops
+    alone, say) what differs, e.g. ``control (small_loop)``: another task, whose runs must not
+    fill the paper's cells."""
+    task = config.get("task") or {}
+    name = str(task.get("task"))
+    if task.get("name") != "lte":
+        return name
+    defaults = LTE_TASK_DEFAULTS.get(name, {})
+    changed = []
+    for key, form in _LTE_CONTENT.items():
+        value, default = task.get(key), defaults.get(key)
+        if value is None or default is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            if list(value) != list(default):
+                changed.append(form.format("+".join(value)))
+        elif value != default:
+            changed.append(form.format(value))
+    return f"{name} ({', '.join(changed)})" if changed else name
 
 
 def trained_depth(model: dict[str, Any]) -> str:

@@ -67,7 +67,7 @@ def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[st
     group of the test metrics ``GROUP/sequence_accuracy`` whose name matches ``pattern``
     (sorted by ``order``, headed by ``label``); "-" where a run was scored without it. A
     run broken down in other groups only (the addition task has one operation) is left out."""
-    cells = {key: r for key, r in algorithmic_cells(family(records, "lte")).items() if key[0] in PROGRAM_ORDER}
+    cells = algorithmic_cells([r for r in family(records, "lte") if r.config["task"].get("task") in PROGRAM_ORDER])
     groups = {k.split("/")[0] for r in cells.values() for k in r.metrics["test"]
               if re.fullmatch(pattern + r"/sequence_accuracy", k)}
     if not groups:
