@@ -25,6 +25,7 @@ def generator(task: str, **changes) -> LTEGenerator:
     return LTEGenerator(
         task, settings["max_length"], settings.get("max_nesting", 1),
         tuple(settings.get("operations", ())), tuple(settings.get("operand_operations", ())),
+        settings.get("length_draw", "example"),
     )
 
 
@@ -38,7 +39,8 @@ def run_program(source: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "task, changes, count",
-    [("program", {}, 3000), ("program", {"max_length": 3, "max_nesting": 6}, 1000), ("control", {}, 1000), ("addition", {}, 500)],
+    [("program", {}, 3000), ("program", {"max_length": 3, "max_nesting": 6}, 1000), ("control", {}, 1000), ("addition", {}, 500),
+     ("program", {"length_draw": "operand"}, 1000)],
 )
 def test_python_prints_every_target(task, changes, count):
     gen = generator(task, **changes)
@@ -169,6 +171,31 @@ def test_text_and_tokens():
         text_to_tokens("a?b")
     with pytest.raises(ValueError, match=r"'\\n'"):
         text_to_tokens("a=1\nprint(a)")
+
+
+def test_a_length_per_operand_as_the_original_code_draws_them():
+    """With ``length_draw="operand"`` the two numbers of ``(a+b)`` draw their lengths apart
+    (each uniform over 1..5, so they differ in most programs), where one length per example
+    gives both the same digits in most; loop counts follow their own length, and the
+    example's length is the longest drawn."""
+    rng = random.Random(11)
+
+    def digits(gen, n=3000):
+        examples = [gen.sample(rng) for _ in range(n)]
+        pairs = [tuple(len(x) for x in re.fullmatch(r"print\(\((\d+)\+(\d+)\)\)", e.source).groups()) for e in examples]
+        assert all(max(p) <= e.length for p, e in zip(pairs, examples))
+        return pairs
+
+    per_example, per_operand = digits(generator("addition")), digits(generator("addition", length_draw="operand"))
+    assert sum(a != b for a, b in per_example) / len(per_example) < 0.3
+    assert sum(a != b for a, b in per_operand) / len(per_operand) > 0.6
+    shares = Counter(n for pair in per_operand for n in pair)
+    assert all(0.12 < shares[n] / (2 * len(per_operand)) < 0.28 for n in range(1, 6)), shares
+    loops = [generator("control", length_draw="operand", operations=("small_loop",)).sample(rng) for _ in range(500)]
+    assert all(1 <= k <= 4 * e.length <= 20 for e in loops for k in e.loop_counts)
+    assert {k for e in loops for k in e.loop_counts} == set(range(1, 21))
+    with pytest.raises(ValueError, match="length_draw must be one of example, operand"):
+        generator("program", length_draw="program")
 
 
 def test_generator_rejects_bad_settings():

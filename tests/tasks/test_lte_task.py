@@ -44,6 +44,11 @@ def test_options_take_the_task_defaults_and_validate():
         LTEOptions(task="sort")
     with pytest.raises(ConfigError, match="memorisation task 'copy' has no programs"):
         LTEOptions(task="copy", operations=["pair"])
+    with pytest.raises(ConfigError, match="task.length_draw: the memorisation task 'reverse' has no programs"):
+        LTEOptions(task="reverse", length_draw="operand")
+    with pytest.raises(ConfigError, match="task: length_draw must be one of example, operand, got 'digit'"):
+        LTEOptions(length_draw="digit")
+    assert LTEOptions(length_draw="operand").generator().length_draw == "operand"
     with pytest.raises(ConfigError, match="unknown operation 'divide'"):
         LTEOptions(operations=["divide"])
     with pytest.raises(ConfigError, match="task.operations must be a list"):

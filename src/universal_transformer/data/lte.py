@@ -49,6 +49,10 @@ VOCABULARY = CharacterVocabulary(CHARACTERS, f"not in the Learning to Execute vo
 VOCAB_SIZE = VOCABULARY.size
 
 PROGRAM_TASKS = ("program", "control", "addition")
+# How the mix draws a program's lengths: one per example (``example``, as Zaremba & Sutskever's
+# paper describes it), or one for every operand and loop count or factor (``operand``, as their
+# code does: it calls its mix function anew for each).
+LENGTH_DRAWS = ("example", "operand")
 MEMORISATION_TASKS = ("copy", "double", "reverse")
 TASKS = PROGRAM_TASKS + MEMORISATION_TASKS
 SPLITS = ("train", "validation", "test")
@@ -58,21 +62,31 @@ SPLITS = ("train", "validation", "test")
 
 
 class ProgramBuilder:
-    """The state of one program being generated: the random source, the example's length,
-    the operand stack, the unused variables and the loop counts drawn so far."""
+    """The state of one program being generated: the random source, the example's length
+    (with ``per_operand``, the largest length: every operand and every loop count or factor
+    draws its own from ``1..length``), the operand stack, the unused variables, the loop
+    counts drawn so far and the longest length drawn."""
 
-    def __init__(self, rng: random.Random, length: int) -> None:
+    def __init__(self, rng: random.Random, length: int, *, per_operand: bool = False) -> None:
         self.rng = rng
         self.length = length
+        self.per_operand = per_operand
         self.stack: list[tuple[str, int]] = []
         self.free_variables = rng.sample(VARIABLES, len(VARIABLES))
         self.loop_counts: list[int] = []
+        self.longest = 0
+
+    def draw_length(self) -> int:
+        """The length of one operand or loop count: the example's, or one of its own."""
+        length = self.rng.randint(1, self.length) if self.per_operand else self.length
+        self.longest = max(self.longest, length)
+        return length
 
     def operand(self) -> tuple[str, int]:
         """The previous operation's (expression, value), else a random integer of up to ``length`` digits."""
         if self.stack:
             return self.stack.pop()
-        value = self.rng.randint(1, 10**self.length - 1)
+        value = self.rng.randint(1, 10 ** self.draw_length() - 1)
         return str(value), value
 
     def operands(self, count: int) -> list[tuple[str, int]]:
@@ -83,7 +97,7 @@ class ProgramBuilder:
 
     def small_number(self) -> int:
         """A loop count or small factor, ``1..4 * length``."""
-        return self.rng.randint(1, 4 * self.length)
+        return self.rng.randint(1, 4 * self.draw_length())
 
     def variable(self) -> str:
         if not self.free_variables:
@@ -183,20 +197,24 @@ TASK_DEFAULTS: dict[str, dict[str, object]] = {
 
 class Program(NamedTuple):
     """A generated program: its text, the value it prints, the operations drawn (first to
-    last) and the counts of its loops (in program order; empty without ``small_loop``)."""
+    last), the counts of its loops (in program order; empty without ``small_loop``) and the
+    longest length drawn for an operand or a loop count."""
 
     text: str
     value: int
     operations: tuple[str, ...]
     loop_counts: tuple[int, ...]
+    longest: int
 
 
 def make_program(
-    rng: random.Random, length: int, nesting: int, operations: Sequence[str], operand_operations: Sequence[str]
+    rng: random.Random, length: int, nesting: int, operations: Sequence[str], operand_operations: Sequence[str],
+    *, per_operand: bool = False,
 ) -> Program:
     """``nesting`` operations, each feeding the next; the last is drawn from ``operations``,
-    the ones before it from ``operand_operations``."""
-    builder = ProgramBuilder(rng, length)
+    the ones before it from ``operand_operations``; operands of ``length`` digits at most
+    (``per_operand``: each of a length of its own, ``1..length``)."""
+    builder = ProgramBuilder(rng, length, per_operand=per_operand)
     lines: list[str] = []
     drawn: list[str] = []
     for level in range(nesting):
@@ -206,7 +224,7 @@ def make_program(
         lines += code
         builder.stack.append((expr, value))
     expr, value = builder.stack.pop()
-    return Program("#".join([*lines, f"print({expr})"]), value, tuple(drawn), tuple(builder.loop_counts))
+    return Program("#".join([*lines, f"print({expr})"]), value, tuple(drawn), tuple(builder.loop_counts), builder.longest)
 
 
 # -- examples and splits ----------------------------------------------------------------
@@ -237,19 +255,24 @@ def split_of(source: str) -> str:
 class LTEGenerator:
     """Examples of one task under the mix strategy: length uniform in ``1..max_length``,
     nesting uniform in ``1..max_nesting`` (programs only). Program tasks draw the last
-    operation from ``operations`` and earlier ones from ``operand_operations``."""
+    operation from ``operations`` and earlier ones from ``operand_operations``, and with
+    ``length_draw="operand"`` a length for every operand and loop count or factor instead
+    of one per example (:data:`LENGTH_DRAWS`)."""
 
     task: str
     max_length: int
     max_nesting: int = 1
     operations: tuple[str, ...] = ()
     operand_operations: tuple[str, ...] = ()
+    length_draw: str = "example"
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"unknown task {self.task!r}; choose from {', '.join(TASKS)}")
         if self.max_length < 1 or self.max_nesting < 1:
             raise ValueError(f"max_length ({self.max_length}) and max_nesting ({self.max_nesting}) must be >= 1")
+        if self.length_draw not in LENGTH_DRAWS:
+            raise ValueError(f"length_draw must be one of {', '.join(LENGTH_DRAWS)}, got {self.length_draw!r}")
         if self.task in PROGRAM_TASKS:
             for name in (*self.operations, *self.operand_operations):
                 if name not in OPERATIONS:
@@ -260,15 +283,18 @@ class LTEGenerator:
                 raise ValueError(f"max_nesting ({self.max_nesting}) must be at most {len(VARIABLES)}")
 
     def sample(self, rng: random.Random) -> Example:
-        """One example of any split."""
-        length = rng.randint(1, self.max_length)
+        """One example of any split; a program's ``length`` is, with a length per operand, the
+        longest drawn."""
+        per_operand = self.length_draw == "operand" and self.task in PROGRAM_TASKS
+        length = self.max_length if per_operand else rng.randint(1, self.max_length)
         if self.task in MEMORISATION_TASKS:
             digits = "".join(rng.choice("0123456789") for _ in range(length))
             target = {"copy": digits, "double": digits + digits, "reverse": digits[::-1]}[self.task]
             return Example(digits, target, length, 0)
         nesting = rng.randint(1, self.max_nesting)
-        program = make_program(rng, length, nesting, self.operations, self.operand_operations)
-        return Example(program.text, str(program.value), length, nesting, program.operations, program.loop_counts)
+        program = make_program(rng, length, nesting, self.operations, self.operand_operations, per_operand=per_operand)
+        return Example(program.text, str(program.value), program.longest if per_operand else length, nesting,
+                       program.operations, program.loop_counts)
 
     def sample_split(self, rng: random.Random, split: str, *, max_tries: int = 10_000) -> Example:
         """One example of ``split``: examples of other splits are drawn and discarded."""

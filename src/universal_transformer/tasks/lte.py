@@ -45,7 +45,9 @@ class LTEOptions(TaskOptions):
     """``task`` (program/control/addition/copy/double/reverse); every example draws its
     length from ``1..max_length`` and its nesting from ``1..max_nesting`` (the mix strategy);
     a program's last operation is drawn from ``operations``, earlier ones from
-    ``operand_operations`` (names in :data:`..data.lte.OPERATIONS`). Left out (``null``),
+    ``operand_operations`` (names in :data:`..data.lte.OPERATIONS`); with ``length_draw:
+    operand`` every operand and loop count of a program draws a length of its own, as the
+    original code does, instead of one per example. Left out (``null``),
     these take the task's defaults (:data:`..data.lte.TASK_DEFAULTS`: the paper's length 5
     and nesting 2, or length 55 for memorisation, which has no nesting or operations).
     Validation and test hold ``validation_examples`` and ``test_examples`` examples of
@@ -65,6 +67,7 @@ class LTEOptions(TaskOptions):
     max_nesting: int | None = None
     operations: list[str] | None = None
     operand_operations: list[str] | None = None
+    length_draw: str = "example"
     validation_examples: int = 500
     test_examples: int = 1000
     eval_batch_size: int = 100
@@ -79,6 +82,7 @@ class LTEOptions(TaskOptions):
         defaults = TASK_DEFAULTS[self.task]
         if self.task in MEMORISATION_TASKS:
             given = [k for k in ("max_nesting", "operations", "operand_operations") if getattr(self, k) is not None]
+            given += ["length_draw"] * (self.length_draw != "example")
             if given:
                 raise ConfigError(f"task.{', task.'.join(given)}: the memorisation task {self.task!r} has no programs")
         else:
@@ -102,7 +106,8 @@ class LTEOptions(TaskOptions):
     def generator(self) -> LTEGenerator:
         """The example generator these options describe."""
         return LTEGenerator(
-            self.task, self.max_length, self.max_nesting or 1, tuple(self.operations or ()), tuple(self.operand_operations or ())
+            self.task, self.max_length, self.max_nesting or 1, tuple(self.operations or ()), tuple(self.operand_operations or ()),
+            self.length_draw,
         )
 
 

@@ -67,6 +67,8 @@ def test_a_run_on_other_operations_is_a_task_of_its_own_and_never_the_papers_cel
         "|---|---|---|---|",
         "| UT | 0.71 / 0.56 | 0.60 / 0.30 | 0.90 / 0.80 |",
     ]
+    original = lte_record("control", "UT", 0.8, 0.6, options={**written_out, "length_draw": "operand"})
+    assert "| Control (a length per operand) |" in TABLES["lte"]([control, original])
     loops.metrics["test"]["loops1/sequence_accuracy"] = 0.5
     assert TABLES["lte-loops"]([control, loops]).splitlines()[2:] == [
         "| control | UT | - |",  # scored without the breakdown

@@ -100,8 +100,8 @@ _LTE_CONTENT = {"operations": "{}", "operand_operations": "operands {}", "max_le
 
 def task_label(config: dict[str, Any]) -> str:
     """The task of a resolved experiment config (``task.task``), and for a Learning to Execute
-    task whose operations, lengths or nesting differ from the task's own (Control's loops
-    alone, say) what differs, e.g. ``control (small_loop)``: another task, whose runs must not
+    task whose operations, lengths, nesting or length draw differ from the task's own
+    (Control's loops alone, say) what differs, e.g. ``control (small_loop)``: another task, whose runs must not
     fill the paper's cells."""
     task = config.get("task") or {}
     name = str(task.get("task"))
@@ -118,6 +118,8 @@ def task_label(config: dict[str, Any]) -> str:
                 changed.append(form.format("+".join(value)))
         elif value != default:
             changed.append(form.format(value))
+    if task.get("length_draw", "example") != "example":
+        changed.append(f"a length per {task['length_draw']}")
     return f"{name} ({', '.join(changed)})" if changed else name
 
 
