@@ -76,6 +76,23 @@ def test_a_run_on_other_operations_is_a_task_of_its_own_and_never_the_papers_cel
     ]
 
 
+def test_lte_length_draw_table_sets_each_rescored_model_beside_its_training_record():
+    control = lte_record("control", "UT", 0.71, 0.56, experiment="lte/control-UT")
+    control.metrics["test"].update({"with_ifstat/sequence_accuracy": 0.88, "with_small_loop/sequence_accuracy": 0.25})
+    drawn = lte_record("control", "UT", 0.54, 0.36, experiment="lte-length-draw/control-UT", options={"length_draw": "operand"})
+    drawn.metrics["test"].update({"with_ifstat/sequence_accuracy": 0.72, "with_small_loop/sequence_accuracy": 0.03})
+    addition = lte_record("addition", "UT", 1.0, 1.0, experiment="lte/addition-UT")
+    added = lte_record("addition", "UT", 0.88, 0.81, experiment="lte-length-draw/addition-UT")
+    orphan = lte_record("program", "UT", 0.5, 0.5, experiment="lte-length-draw/gone")  # its training record is not here
+    assert TABLES["lte-length-draw"]([added, drawn, orphan, control, addition]) == "\n".join([
+        "| task | model | trained run | as trained | a length per operand | ifstat | small_loop | pair |",
+        "|---|---|---|---|---|---|---|---|",
+        "| control | UT | lte/control-UT | 0.71 / 0.56 | 0.54 / 0.36 | 0.88 -> 0.72 | 0.25 -> 0.03 | - |",
+        "| addition | UT | lte/addition-UT | 1.00 / 1.00 | 0.88 / 0.81 | - | - | - |",
+    ])
+    assert TABLES["lte-length-draw"]([control, addition]) == docs.NO_RECORDS
+
+
 def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
     broken = lte_record("program", "UT", 0.5, 0.25)
     broken.metrics["test"].update({"length1/sequence_accuracy": 0.9, "length2/sequence_accuracy": 0.5,

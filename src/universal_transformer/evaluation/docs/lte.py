@@ -9,8 +9,8 @@ from typing import Any, Callable
 from ...data.lte import PROGRAM_OPERATIONS
 from ..lte_report import MEMORISATION_ORDER, PROGRAM_ORDER
 from ..records import RunRecord
-from .algorithmic import algorithmic_cells, task_table
-from .common import MODELS, NO_RECORDS, family, fmt_accuracy, markdown_table, ordered
+from .algorithmic import accuracy_cell, algorithmic_cells, task_table
+from .common import MODELS, NO_RECORDS, family, fmt_accuracy, markdown_table, model_label, ordered
 from .sections import register_table
 
 
@@ -60,6 +60,38 @@ def lte_loops_table(records: list[RunRecord]) -> str:
     is a multiplication k*b, so this separates the control flow from the arithmetic."""
     return _lte_group_table(records, _LOOPS, lambda g: int(re.match(r"\d+", g[5:]).group()),
                             lambda g: f"k = {g[5:]}")
+
+
+@register_table("lte-length-draw")
+def lte_length_draw_table(records: list[RunRecord]) -> str:
+    """Models trained with one length per program (the configs) scored on programs whose every
+    operand and loop count draws its own length, as Zaremba & Sutskever's code draws them
+    (records ``lte-length-draw/NAME``, re-scored from the published ``lte/NAME`` with
+    ``task.length_draw=operand``): test char / sequence accuracy as trained and so drawn, and
+    the sequence accuracy of the programs with an if-expression, a loop and a sum or difference,
+    as trained -> so drawn ("-" where a task has no such programs)."""
+    trained = {r.experiment: r for r in family(records, "lte")}
+    rows = []
+    for record in family(records, "lte-length-draw"):
+        own = trained.get("lte/" + record.experiment.split("/", 1)[1])
+        if own is None:
+            continue
+        before, after = own.metrics["test"], record.metrics["test"]
+
+        def both(key: str) -> str:
+            if key not in before or key not in after:
+                return "-"
+            return f"{fmt_accuracy(before[key])} -> {fmt_accuracy(after[key])}"
+
+        rows.append([str(record.config["task"].get("task")), model_label(record.config), own.experiment,
+                     accuracy_cell(own, None, label_partial=False), accuracy_cell(record, None, label_partial=False),
+                     *(both(f"with_{op}/sequence_accuracy") for op in ("ifstat", "small_loop", "pair"))])
+    if not rows:
+        return NO_RECORDS
+    rank = {task: i for i, task in enumerate(PROGRAM_ORDER)}
+    rows.sort(key=lambda row: (rank.get(row[0], len(rank)), row[2]))
+    return markdown_table(["task", "model", "trained run", "as trained", "a length per operand", "ifstat", "small_loop",
+                           "pair"], rows)
 
 
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
