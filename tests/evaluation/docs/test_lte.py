@@ -85,11 +85,15 @@ def test_lte_length_draw_table_sets_each_rescored_model_beside_its_training_reco
     added = lte_record("addition", "UT", 0.88, 0.81, experiment="lte-length-draw/addition-UT")
     orphan = lte_record("program", "UT", 0.5, 0.5, experiment="lte-length-draw/gone")  # its training record is not here
     assert TABLES["lte-length-draw"]([added, drawn, orphan, control, addition]) == "\n".join([
-        "| task | model | trained run | as trained | a length per operand | ifstat | small_loop | pair |",
-        "|---|---|---|---|---|---|---|---|",
-        "| control | UT | lte/control-UT | 0.71 / 0.56 | 0.54 / 0.36 | 0.88 -> 0.72 | 0.25 -> 0.03 | - |",
-        "| addition | UT | lte/addition-UT | 1.00 / 1.00 | 0.88 / 0.81 | - | - | - |",
+        "| task | model | trained run | lengths drawn | as trained | the other draw | ifstat | small_loop | pair |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| control | UT | lte/control-UT | per program | 0.71 / 0.56 | 0.54 / 0.36 | 0.88 -> 0.72 | 0.25 -> 0.03 | - |",
+        "| addition | UT | lte/addition-UT | per program | 1.00 / 1.00 | 0.88 / 0.81 | - | - | - |",
     ])
+    operand = lte_record("control", "UT", 0.9, 0.8, experiment="lte/control-op-UT", options={"length_draw": "operand"})
+    example = lte_record("control", "UT", 0.6, 0.4, experiment="lte-length-draw/control-op-UT")
+    assert TABLES["lte-length-draw"]([operand, example]).splitlines()[2] == (
+        "| control | UT | lte/control-op-UT | per operand | 0.90 / 0.80 | 0.60 / 0.40 | - | - | - |")
     assert TABLES["lte-length-draw"]([control, addition]) == docs.NO_RECORDS
 
 

@@ -64,12 +64,13 @@ def lte_loops_table(records: list[RunRecord]) -> str:
 
 @register_table("lte-length-draw")
 def lte_length_draw_table(records: list[RunRecord]) -> str:
-    """Models trained with one length per program (the configs) scored on programs whose every
-    operand and loop count draws its own length, as Zaremba & Sutskever's code draws them
-    (records ``lte-length-draw/NAME``, re-scored from the published ``lte/NAME`` with
-    ``task.length_draw=operand``): test char / sequence accuracy as trained and so drawn, and
-    the sequence accuracy of the programs with an if-expression, a loop and a sum or difference,
-    as trained -> so drawn ("-" where a task has no such programs)."""
+    """Models trained with one draw of the lengths scored on programs of the other
+    (:data:`..data.lte.LENGTH_DRAWS`: one length per program, as the configs draw them, or one
+    per operand and loop count, as Zaremba & Sutskever's code does; records
+    ``lte-length-draw/NAME``, re-scored from ``lte/NAME`` with the other ``task.length_draw``):
+    test char / sequence accuracy as trained and with the other draw, and the sequence
+    accuracy of the programs with an if-expression, a loop and a sum or difference, as trained
+    -> with the other draw ("-" where a task has no such programs)."""
     trained = {r.experiment: r for r in family(records, "lte")}
     rows = []
     for record in family(records, "lte-length-draw"):
@@ -83,15 +84,19 @@ def lte_length_draw_table(records: list[RunRecord]) -> str:
                 return "-"
             return f"{fmt_accuracy(before[key])} -> {fmt_accuracy(after[key])}"
 
+        draw = own.config["task"].get("length_draw") or "example"
         rows.append([str(record.config["task"].get("task")), model_label(record.config), own.experiment,
-                     accuracy_cell(own, None, label_partial=False), accuracy_cell(record, None, label_partial=False),
+                     _DRAWN[draw], accuracy_cell(own, None, label_partial=False), accuracy_cell(record, None, label_partial=False),
                      *(both(f"with_{op}/sequence_accuracy") for op in ("ifstat", "small_loop", "pair"))])
     if not rows:
         return NO_RECORDS
     rank = {task: i for i, task in enumerate(PROGRAM_ORDER)}
     rows.sort(key=lambda row: (rank.get(row[0], len(rank)), row[2]))
-    return markdown_table(["task", "model", "trained run", "as trained", "a length per operand", "ifstat", "small_loop",
-                           "pair"], rows)
+    return markdown_table(["task", "model", "trained run", "lengths drawn", "as trained", "the other draw", "ifstat",
+                           "small_loop", "pair"], rows)
+
+
+_DRAWN = {"example": "per program", "operand": "per operand"}
 
 
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
