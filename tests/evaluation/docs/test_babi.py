@@ -158,6 +158,7 @@ def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
         make_record("babi/en/joint", task={"name": "babi"}, history=history),
         make_record("babi/en/single/task1", task={"name": "babi"}, history=history),  # single task: left out
         make_record("babi/en/old-joint", task={"name": "babi"}),  # no history: left out
+        make_record("babi/en/joint/seed-1", task={"name": "babi"}, history=history[:1]),  # another seed: named so
     ]
     assert TABLES["babi-joint-history"](records) == "\n".join([
         "| model | step | validation error % | supporting / other / question |",
@@ -165,8 +166,9 @@ def test_babi_joint_history_table_shows_the_halting_pattern_over_training():
         "| en/joint | 1000 | 40.0 | 3.00 / 2.00 / 3.00 |",
         "| en/joint | 2000 | 13.3 | 2.33 / 2.00 / 3.00 |",
         "| en/joint | 2500 | 10.0 | 2.25 / 2.00 / 3.00 |",  # the last evaluation
+        "| en/joint/seed-1 | 1000 | 40.0 | 3.00 / 2.00 / 3.00 |",
     ])
-    assert TABLES["babi-joint-history"](records[1:]) == docs.NO_RECORDS
+    assert TABLES["babi-joint-history"](records[1:3]) == docs.NO_RECORDS
 
 
 def _babi_history_record(name, tasks, history, *, batch=64, model=None, **fields):

@@ -185,8 +185,8 @@ HISTORY_STEPS = (1000, 2000, 5000, 10000, 20000, 50000, 100000)
 
 @register_table("babi-joint-history")
 def babi_joint_history_table(records: list[RunRecord]) -> str:
-    """How the halting pattern of each joint bAbI model (a record without ``/taskN``) with a
-    validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
+    """How the halting pattern of each joint bAbI model (a record without ``/taskN``, named with
+    its ``/seed-N`` folder where it has one) with a validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
     evaluation, the validation error and the ponder time of supporting facts / other facts /
     the question, averaged over the tasks."""
     rows = []
@@ -197,7 +197,7 @@ def babi_joint_history_table(records: list[RunRecord]) -> str:
         for entry in record.history:
             if entry["step"] in HISTORY_STEPS or entry["step"] == last:
                 error = entry.get("mean_error")
-                rows.append([babi_group(record.experiment), str(entry["step"]), "-" if error is None else f"{error:.1f}",
+                rows.append([record.experiment.removeprefix("babi/"), str(entry["step"]), "-" if error is None else f"{error:.1f}",
                              role_ponder(entry) or "-"])
     if not rows:
         return NO_RECORDS
