@@ -32,12 +32,11 @@ KEYS = ("char_accuracy", "sequence_accuracy", "mean_error", "accuracy")
 SLOW_TASKS = {"babi"}
 
 
-def _task(name: str) -> str:
-    return json.loads((RESULTS / f"{name}.json").read_text())["task"]
+TASK_OF = {name: json.loads((RESULTS / f"{name}.json").read_text())["task"] for name in PUBLISHED}
 
 
 def _case(name: str):
-    return pytest.param(name, marks=pytest.mark.slow) if _task(name) in SLOW_TASKS else name
+    return pytest.param(name, marks=pytest.mark.slow) if TASK_OF[name] in SLOW_TASKS else name
 
 
 def test_published_models_are_found():
@@ -50,7 +49,7 @@ def test_published_model_rescores_to_its_record(name, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [name for name in PUBLISHED if _task(name) == "algorithmic"])
+@pytest.mark.parametrize("name", [name for name in PUBLISHED if TASK_OF[name] == "algorithmic"])
 def test_published_algorithmic_model_rescores_to_its_record_at_longer_lengths(name, tmp_path):
     _rescore(name, tmp_path, SLOW_LENGTHS)
 

@@ -283,8 +283,8 @@ class LTEGenerator:
                 raise ValueError(f"max_nesting ({self.max_nesting}) must be at most {len(VARIABLES)}")
 
     def sample(self, rng: random.Random) -> Example:
-        """One example of any split; a program's ``length`` is, with a length per operand, the
-        longest drawn."""
+        """One example of any split; a program's ``length`` is the longest drawn (with one
+        length per example, that length: the first operation always draws its operands)."""
         per_operand = self.length_draw == "operand" and self.task in PROGRAM_TASKS
         length = self.max_length if per_operand else rng.randint(1, self.max_length)
         if self.task in MEMORISATION_TASKS:
@@ -293,8 +293,7 @@ class LTEGenerator:
             return Example(digits, target, length, 0)
         nesting = rng.randint(1, self.max_nesting)
         program = make_program(rng, length, nesting, self.operations, self.operand_operations, per_operand=per_operand)
-        return Example(program.text, str(program.value), program.longest if per_operand else length, nesting,
-                       program.operations, program.loop_counts)
+        return Example(program.text, str(program.value), program.longest, nesting, program.operations, program.loop_counts)
 
     def sample_split(self, rng: random.Random, split: str, *, max_tries: int = 10_000) -> Example:
         """One example of ``split``: examples of other splits are drawn and discarded."""

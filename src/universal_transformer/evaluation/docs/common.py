@@ -95,7 +95,8 @@ def model_label(config: dict[str, Any]) -> str:
 
 
 # The Learning to Execute options that change what a task holds, as a task label names them.
-_LTE_CONTENT = {"operations": "{}", "operand_operations": "operands {}", "max_length": "length {}", "max_nesting": "nesting {}"}
+_LTE_CONTENT = {"operations": "{}", "operand_operations": "operands {}", "max_length": "length {}", "max_nesting": "nesting {}",
+                "length_draw": "a length per {}"}
 
 
 def task_label(config: dict[str, Any]) -> str:
@@ -107,7 +108,7 @@ def task_label(config: dict[str, Any]) -> str:
     name = str(task.get("task"))
     if task.get("name") != "lte":
         return name
-    defaults = LTE_TASK_DEFAULTS.get(name, {})
+    defaults = {**LTE_TASK_DEFAULTS.get(name, {}), "length_draw": "example"}
     changed = []
     for key, form in _LTE_CONTENT.items():
         value, default = task.get(key), defaults.get(key)
@@ -118,8 +119,6 @@ def task_label(config: dict[str, Any]) -> str:
                 changed.append(form.format("+".join(value)))
         elif value != default:
             changed.append(form.format(value))
-    if task.get("length_draw", "example") != "example":
-        changed.append(f"a length per {task['length_draw']}")
     return f"{name} ({', '.join(changed)})" if changed else name
 
 
