@@ -163,6 +163,11 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     rescored = RunRecord.load(results / "algorithmic" / "tiny.json")
     assert (rescored.steps, rescored.wall_time_seconds, rescored.history, rescored.status) == (4, 3.5, record.history, "rescored")
     assert "len5/char_accuracy" in rescored.metrics["test"] and rescored.metrics["validation"] == record.metrics["validation"]
+    # the same command again: the same model re-scored, its note not repeated
+    assert run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]", "--record", "algorithmic/tiny",
+                  "--results", str(results)).returncode == 0
+    notes = RunRecord.load(results / "algorithmic" / "tiny.json").notes
+    assert sum(n.startswith("test re-scored by: ") for n in notes) == 1, notes
     # a run trained on a copy of its data is published naming where the data is kept
     moved = run_ut("publish", str(run), "--name", "algorithmic/moved", "--results", str(results),
                    "--set", "task.test_lengths=[5]")

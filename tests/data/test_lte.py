@@ -80,6 +80,24 @@ def test_the_operations_recorded_are_those_in_the_text():
     assert generator("copy").sample(rng).operations == () == generator("copy").sample(rng).loop_counts
 
 
+@pytest.mark.parametrize("length_draw", ["example", "operand"])
+def test_the_operand_digits_recorded_are_the_numbers_in_the_text(length_draw):
+    """Every number in a program's text is an operand drawn, a loop count or a factor of
+    ``smallmul``: without factors (control), the operands' digits are the text's numbers but
+    the loop counts; with them (program), they account for the count."""
+    rng = random.Random(5)
+    for e in (generator("control", length_draw=length_draw).sample(rng) for _ in range(1000)):
+        numbers = re.findall(r"\d+", re.sub(r"range\(\d+\)", "", e.source))
+        assert sorted(e.operand_digits) == sorted(map(len, numbers)), e
+        assert all(1 <= d <= e.length for d in e.operand_digits), e
+    for e in (generator("program", length_draw=length_draw).sample(rng) for _ in range(1000)):
+        numbers = re.findall(r"\d+", e.source)
+        assert len(numbers) == len(e.operand_digits) + len(e.loop_counts) + e.operations.count("smallmul"), e
+    # "up to length digits": some numbers are shorter than the length drawn for them
+    shorter = [generator("addition").sample(rng) for _ in range(2000)]
+    assert 0.02 < sum(len(set(e.operand_digits)) > 1 for e in shorter) / len(shorter) < 0.3
+
+
 @pytest.mark.parametrize("task", ["copy", "double", "reverse"])
 def test_memorisation_targets(task):
     gen = generator(task)

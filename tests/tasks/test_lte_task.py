@@ -16,7 +16,9 @@ from universal_transformer.data.lte import (
     BOS, EOS, PAD, PROGRAM_OPERATIONS, VOCAB_SIZE, split_of, text_to_tokens, tokens_to_text,
 )
 from universal_transformer.registry import build_task, task_options
-from universal_transformer.tasks.lte import LOOP_COUNT_GROUPS, LTEOptions, LTETask, loop_count_group
+from universal_transformer.tasks.lte import (
+    LOOP_COUNT_GROUPS, LTEOptions, LTETask, loop_count_group, digit_gap_group,
+)
 from universal_transformer.training.config import ExperimentConfig, load_experiment
 from universal_transformer.training.trainer import Trainer, build_model
 
@@ -238,6 +240,35 @@ def test_programs_with_a_loop_are_grouped_by_its_count():
         members = [e for e in examples if loop_count_group(e.loop_counts) == group]
         wrong = sum(e.target.startswith("-") for e in members)
         assert spoiled[f"{group}/sequence_accuracy"] == pytest.approx(1 - wrong / len(members)), group
+
+
+@pytest.mark.parametrize("length_draw", ["example", "operand"])
+def test_programs_are_grouped_by_the_gap_between_the_lengths_of_their_numbers(length_draw):
+    """``digit_gapG`` by the numbers drawn as operands, and per last operation where there are
+    several; a program of one number is in none; the accuracy of each group is that of its members."""
+    assert digit_gap_group((3, 3)) == "digit_gap0"
+    assert digit_gap_group((3, 2, 3)) == "digit_gap1"
+    assert digit_gap_group((1, 5)) == "digit_gap2+" == digit_gap_group((5, 3, 4))
+    assert digit_gap_group((4,)) is None is digit_gap_group(())
+    task = make_task(task="control", test_examples=400, eval_batch_size=64, length_draw=length_draw)
+    spoiled = task.evaluate(ExecutingModel(spoil_minus=True), "test")
+    examples = task.examples("test")
+    for gap in ("digit_gap0", "digit_gap1", "digit_gap2+"):
+        for last in (None, "ifstat", "small_loop"):
+            members = [e for e in examples if digit_gap_group(e.operand_digits) == gap
+                       and last in (None, e.operations[-1])]
+            name = gap if last is None else f"{last}.{gap}"
+            if not members:  # one length per program: a gap of two digits or more is rare
+                assert name not in {k.split("/")[0] for k in spoiled}, name
+                continue
+            wrong = sum(e.target.startswith("-") for e in members)
+            assert spoiled[f"{name}/sequence_accuracy"] == pytest.approx(1 - wrong / len(members)), name
+            assert spoiled[f"{name}/examples"] == len(members), name
+    assert sum(digit_gap_group(e.operand_digits) == "digit_gap0" for e in examples) > 20  # both draws hold aligned programs
+    assert all(len(e.operand_digits) < 2 for e in examples if digit_gap_group(e.operand_digits) is None)
+    addition = make_task(task="addition", test_examples=200, length_draw=length_draw).evaluate(
+        ExecutingModel(spoil_minus=False), "test")
+    assert "digit_gap0/sequence_accuracy" in addition and not any("." in k.split("/")[0] for k in addition)  # one last operation
 
 
 def test_encode_text_and_decode_tokens():

@@ -403,10 +403,11 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     if previous is not None and own_best and not (run_dir / "metrics.jsonl").is_file():
         # a published model (results/models/NAME) keeps no training log: the record it is
         # published from holds the run's facts
+        note = f"{split} re-scored by: {command_line()}"  # once: the same command again re-scores the same model
         return RunRecord.from_dict(previous.to_dict() | {
             "metrics": {**previous.metrics, split: evaluated},
             "status": "time_limit" if previous.partial else "rescored",
-            "notes": [*previous.notes, f"{split} re-scored by: {command_line()}"]})
+            "notes": [*(n for n in previous.notes if n != note), note]})
     lines = (run_dir / "metrics.jsonl").read_text().splitlines() if (run_dir / "metrics.jsonl").is_file() else []
     log = [json.loads(line) for line in lines]
     best = max(log, key=lambda r: r.get("score", float("-inf")), default={})

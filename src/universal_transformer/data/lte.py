@@ -65,7 +65,8 @@ class ProgramBuilder:
     """The state of one program being generated: the random source, the example's length
     (with ``per_operand``, the largest length: every operand and every loop count or factor
     draws its own from ``1..length``), the operand stack, the unused variables, the loop
-    counts drawn so far and the longest length drawn."""
+    counts drawn so far, the digits of each number drawn as an operand and the longest length
+    drawn."""
 
     def __init__(self, rng: random.Random, length: int, *, per_operand: bool = False) -> None:
         self.rng = rng
@@ -74,6 +75,7 @@ class ProgramBuilder:
         self.stack: list[tuple[str, int]] = []
         self.free_variables = rng.sample(VARIABLES, len(VARIABLES))
         self.loop_counts: list[int] = []
+        self.operand_digits: list[int] = []
         self.longest = 0
 
     def draw_length(self) -> int:
@@ -87,6 +89,9 @@ class ProgramBuilder:
         if self.stack:
             return self.stack.pop()
         value = self.rng.randint(1, 10 ** self.draw_length() - 1)
+        # "up to length digits": 1 in 10 of the numbers drawn for a length is shorter, so
+        # even one length per example mixes lengths (kept for the evaluation's breakdown)
+        self.operand_digits.append(len(str(value)))
         return str(value), value
 
     def operands(self, count: int) -> list[tuple[str, int]]:
@@ -197,13 +202,15 @@ TASK_DEFAULTS: dict[str, dict[str, object]] = {
 
 class Program(NamedTuple):
     """A generated program: its text, the value it prints, the operations drawn (first to
-    last), the counts of its loops (in program order; empty without ``small_loop``) and the
-    longest length drawn for an operand or a loop count."""
+    last), the counts of its loops (in program order; empty without ``small_loop``), the
+    digits of each number drawn as an operand (in the order drawn) and the longest length
+    drawn for an operand or a loop count."""
 
     text: str
     value: int
     operations: tuple[str, ...]
     loop_counts: tuple[int, ...]
+    operand_digits: tuple[int, ...]
     longest: int
 
 
@@ -224,7 +231,8 @@ def make_program(
         lines += code
         builder.stack.append((expr, value))
     expr, value = builder.stack.pop()
-    return Program("#".join([*lines, f"print({expr})"]), value, tuple(drawn), tuple(builder.loop_counts), builder.longest)
+    return Program("#".join([*lines, f"print({expr})"]), value, tuple(drawn), tuple(builder.loop_counts),
+                   tuple(builder.operand_digits), builder.longest)
 
 
 # -- examples and splits ----------------------------------------------------------------
@@ -232,9 +240,10 @@ def make_program(
 
 @dataclass(frozen=True)
 class Example:
-    """One example as text; ``length``, ``nesting``, ``operations`` (first to last) and
-    ``loop_counts`` (the ``range(k)`` of each loop) are what the mix drew (``nesting`` 0 and
-    none of the others for memorisation)."""
+    """One example as text; ``length``, ``nesting``, ``operations`` (first to last),
+    ``loop_counts`` (the ``range(k)`` of each loop) and ``operand_digits`` (the digits of each
+    number drawn as an operand, not counting loop counts and factors) are what the mix drew
+    (``nesting`` 0 and none of the others for memorisation)."""
 
     source: str
     target: str
@@ -242,6 +251,7 @@ class Example:
     nesting: int
     operations: tuple[str, ...] = ()
     loop_counts: tuple[int, ...] = ()
+    operand_digits: tuple[int, ...] = ()
 
 
 def split_of(source: str) -> str:
@@ -293,7 +303,8 @@ class LTEGenerator:
             return Example(digits, target, length, 0)
         nesting = rng.randint(1, self.max_nesting)
         program = make_program(rng, length, nesting, self.operations, self.operand_operations, per_operand=per_operand)
-        return Example(program.text, str(program.value), program.longest, nesting, program.operations, program.loop_counts)
+        return Example(program.text, str(program.value), program.longest, nesting, program.operations,
+                       program.loop_counts, program.operand_digits)
 
     def sample_split(self, rng: random.Random, split: str, *, max_tries: int = 10_000) -> Example:
         """One example of ``split``: examples of other splits are drawn and discarded."""

@@ -74,8 +74,9 @@ def decode_accuracy(
     the model has one (unless ``ponder`` is False: it takes a pass of its own).
 
     ``groups``, one entry per batch and per row the names of the groups the example belongs
-    to (e.g. ``["length3", "nesting2"]``), adds ``GROUP/char_accuracy`` and
-    ``GROUP/sequence_accuracy`` for every group, from the same decoding.
+    to (e.g. ``["length3", "nesting2"]``), adds ``GROUP/char_accuracy``,
+    ``GROUP/sequence_accuracy`` and ``GROUP/examples`` (how many there are: a small group's
+    accuracy is a rough one) for every group, from the same decoding.
 
     Decoding stops at the batch's longest target plus one token: enough to see every
     target's end-of-sequence, and a bound no example's own target sets.
@@ -107,6 +108,7 @@ def decode_accuracy(
     result = counts.as_dict()
     for name in sorted(by_group):
         result.update({f"{name}/{k}": v for k, v in by_group[name].as_dict().items()})
+        result[f"{name}/examples"] = by_group[name].sequences
     if ponder_times:
         result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
     return result

@@ -40,6 +40,17 @@ def loop_count_group(counts: Sequence[int]) -> str | None:
     return f"loops{LOOP_COUNT_GROUPS[-1][1] + 1}+"  # only for lengths over 5
 
 
+def digit_gap_group(digits: Sequence[int]) -> str | None:
+    """``digit_gap0``, ``digit_gap1`` or ``digit_gap2+``: the largest difference in digits
+    between two numbers drawn as operands of a program (:attr:`..data.lte.Example.operand_digits`),
+    None for a program of fewer than two. Whether a model combines numbers that are not
+    aligned digit for digit (123 and 45678)."""
+    if len(digits) < 2:
+        return None
+    gap = max(digits) - min(digits)
+    return f"digit_gap{gap}" if gap < 2 else "digit_gap2+"
+
+
 @dataclass
 class LTEOptions(TaskOptions):
     """``task`` (program/control/addition/copy/double/reverse); every example draws its
@@ -190,19 +201,24 @@ class LTETask(Task):
         """Per batch of :meth:`eval_batches` and row, the groups of its example: ``lengthL``
         (the digits the mix drew), with nesting above 1 ``nestingN``, and where the task draws
         from more than one operation ``with_OP`` for each operation the program contains
-        (a program of ``vars`` over ``smallmul`` is in both groups), and for a program with a
-        loop its loop count (:func:`loop_count_group`); None for the memorisation tasks
-        (where every model here is at or near 1.0)."""
+        (a program of ``vars`` over ``smallmul`` is in both groups), for a program with a
+        loop its loop count (:func:`loop_count_group`), and for a program of two or more
+        numbers the gap between their lengths (:func:`digit_gap_group`), also per last
+        operation where the task draws it from several (``small_loop.digit_gap0``: what
+        aligned numbers are worth differs between a loop and an if-expression); None for the
+        memorisation tasks (where every model here is at or near 1.0)."""
         if self.options.task in MEMORISATION_TASKS:
             return None
         nested = (self.options.max_nesting or 1) > 1
         mixed = len({*self.generator.operations, *(self.generator.operand_operations if nested else ())}) > 1
+        lasts = len(set(self.generator.operations)) > 1
 
         def groups(ex: Example) -> list[str]:
-            loops = loop_count_group(ex.loop_counts)
+            loops, gap = loop_count_group(ex.loop_counts), digit_gap_group(ex.operand_digits)
             return ([f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else [])
                     + ([f"with_{op}" for op in sorted(set(ex.operations))] if mixed else [])
-                    + ([loops] if loops else []))
+                    + ([loops] if loops else [])
+                    + ([gap] + ([f"{ex.operations[-1]}.{gap}"] if lasts else []) if gap else []))
 
         return [[groups(ex) for ex, _ in chunk] for chunk in self._eval_chunks(split)]
 

@@ -97,6 +97,40 @@ def lte_length_draw_table(records: list[RunRecord]) -> str:
 
 
 _DRAWN = {"example": "per program", "operand": "per operand"}
+_GAPS = ("digit_gap0", "digit_gap1", "digit_gap2+")
+
+
+@register_table("lte-digit-gap")
+def lte_digit_gap_table(records: list[RunRecord]) -> str:
+    """Program evaluation by the gap between the lengths of a program's numbers (groups
+    ``digit_gapG`` of ``LTETask.eval_groups``: the largest difference in digits between two
+    numbers drawn as its operands, 0, 1, or 2 and more; programs of one number are in none):
+    test sequence accuracy (greedy) of all such programs and of those ending in an
+    if-expression and in a loop, the number of programs in parentheses. One row per record
+    scored with the groups: trained runs (``lte/NAME``) on their own draw of the lengths and
+    their re-scorings on the other (``lte-length-draw/NAME``)."""
+    trained = {r.experiment.split("/", 1)[1]: r for r in family(records, "lte")}
+    rows = []
+    for record in family(records, "lte") + family(records, "lte-length-draw"):
+        test, name = record.metrics["test"], record.experiment.split("/", 1)[1]
+        if f"{_GAPS[0]}/sequence_accuracy" not in test or name not in trained:
+            continue
+
+        def cell(group: str) -> str:
+            count = test.get(f"{group}/examples")
+            return "-" if count is None else f"{fmt_accuracy(test[f'{group}/sequence_accuracy'])} ({count})"
+
+        draws = [r.config["task"].get("length_draw") or "example" for r in (trained[name], record)]
+        rows.append([str(record.config["task"].get("task")), model_label(record.config), f"lte/{name}",
+                     *(_DRAWN[d] for d in draws), *(cell(prefix + gap) for prefix in ("", "ifstat.", "small_loop.")
+                                                   for gap in _GAPS)])
+    if not rows:
+        return NO_RECORDS
+    rank = {task: i for i, task in enumerate(PROGRAM_ORDER)}
+    rows.sort(key=lambda row: (rank.get(row[0], len(rank)), row[2], row[3] != row[4]))
+    gaps = ("0", "1", "2+")
+    return markdown_table(["task", "model", "trained run", "lengths drawn", "scored on",
+                           *(f"{what}gap {g}" for what in ("", "ifstat: ", "small_loop: ") for g in gaps)], rows)
 
 
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
