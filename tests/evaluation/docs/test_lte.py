@@ -97,6 +97,31 @@ def test_lte_length_draw_table_sets_each_rescored_model_beside_its_training_reco
     assert TABLES["lte-length-draw"]([control, addition]) == docs.NO_RECORDS
 
 
+def test_lte_digit_gap_table_shows_each_scoring_of_a_run_with_the_groups():
+    def groups(record, **accuracies):  # name=(accuracy, examples); "." written "_" in the name
+        for name, (accuracy, count) in accuracies.items():
+            group = name.replace("_digit", ".digit").replace("gap2", "gap2+")
+            record.metrics["test"].update({f"{group}/sequence_accuracy": accuracy, f"{group}/examples": count})
+        return record
+
+    own = groups(lte_record("control", "UT", 0.7, 0.56, experiment="lte/control-UT"),
+                 digit_gap0=(0.55, 776), digit_gap1=(0.59, 206), small_loop_digit_gap1=(0.04, 67))
+    other = groups(lte_record("control", "UT", 0.5, 0.36, experiment="lte-length-draw/control-UT",
+                              options={"length_draw": "operand"}), digit_gap2=(0.43, 740), digit_gap0=(0.14, 78))
+    addition = groups(lte_record("addition", "UT", 1.0, 1.0, experiment="lte/addition-UT"), digit_gap2=(0.78, 9))
+    before = lte_record("program", "UT", 0.8, 0.65, experiment="lte/program-UT")  # scored before the groups
+    orphan = groups(lte_record("control", "UT", 0.5, 0.5, experiment="lte-length-draw/gone"), digit_gap0=(0.5, 2))
+    assert TABLES["lte-digit-gap"]([addition, other, orphan, before, own]) == "\n".join([
+        "| task | model | trained run | lengths drawn | scored on | gap 0 | gap 1 | gap 2+ | ifstat: gap 0 | ifstat: gap 1"
+        " | ifstat: gap 2+ | small_loop: gap 0 | small_loop: gap 1 | small_loop: gap 2+ |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| control | UT | lte/control-UT | per program | per program | 0.55 (776) | 0.59 (206) | - | - | - | - | - | 0.04 (67) | - |",
+        "| control | UT | lte/control-UT | per program | per operand | 0.14 (78) | - | 0.43 (740) | - | - | - | - | - | - |",
+        "| addition | UT | lte/addition-UT | per program | per program | - | - | 0.78 (9) | - | - | - | - | - | - |",
+    ])
+    assert TABLES["lte-digit-gap"]([before]) == docs.NO_RECORDS
+
+
 def test_lte_breakdown_table_per_length_and_nesting_of_the_program_tasks():
     broken = lte_record("program", "UT", 0.5, 0.25)
     broken.metrics["test"].update({"length1/sequence_accuracy": 0.9, "length2/sequence_accuracy": 0.5,

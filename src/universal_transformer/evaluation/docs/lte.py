@@ -113,7 +113,7 @@ def lte_digit_gap_table(records: list[RunRecord]) -> str:
     rows = []
     for record in family(records, "lte") + family(records, "lte-length-draw"):
         test, name = record.metrics["test"], record.experiment.split("/", 1)[1]
-        if f"{_GAPS[0]}/sequence_accuracy" not in test or name not in trained:
+        if not any(f"{gap}/sequence_accuracy" in test for gap in _GAPS) or name not in trained:
             continue
 
         def cell(group: str) -> str:
@@ -128,9 +128,9 @@ def lte_digit_gap_table(records: list[RunRecord]) -> str:
         return NO_RECORDS
     rank = {task: i for i, task in enumerate(PROGRAM_ORDER)}
     rows.sort(key=lambda row: (rank.get(row[0], len(rank)), row[2], row[3] != row[4]))
-    gaps = ("0", "1", "2+")
     return markdown_table(["task", "model", "trained run", "lengths drawn", "scored on",
-                           *(f"{what}gap {g}" for what in ("", "ifstat: ", "small_loop: ") for g in gaps)], rows)
+                           *(f"{what}gap {g.removeprefix('digit_gap')}" for what in ("", "ifstat: ", "small_loop: ")
+                             for g in _GAPS)], rows)
 
 
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
