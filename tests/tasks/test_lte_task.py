@@ -17,7 +17,7 @@ from universal_transformer.data.lte import (
 )
 from universal_transformer.registry import build_task, task_options
 from universal_transformer.tasks.lte import (
-    LOOP_COUNT_GROUPS, LTEOptions, LTETask, loop_count_group, digit_gap_group,
+    LOOP_COUNT_GROUPS, LTEOptions, LTETask, digit_gap_group, loop_count_group,
 )
 from universal_transformer.training.config import ExperimentConfig, load_experiment
 from universal_transformer.training.trainer import Trainer, build_model
