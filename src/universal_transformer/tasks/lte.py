@@ -214,11 +214,14 @@ class LTETask(Task):
         lasts = len(set(self.generator.operations)) > 1
 
         def groups(ex: Example) -> list[str]:
-            loops, gap = loop_count_group(ex.loop_counts), digit_gap_group(ex.operand_digits)
-            return ([f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else [])
-                    + ([f"with_{op}" for op in sorted(set(ex.operations))] if mixed else [])
-                    + ([loops] if loops else [])
-                    + ([gap] + ([f"{ex.operations[-1]}.{gap}"] if lasts else []) if gap else []))
+            names = [f"length{ex.length}"] + ([f"nesting{ex.nesting}"] if nested else [])
+            if mixed:
+                names += [f"with_{op}" for op in sorted(set(ex.operations))]
+            if loops := loop_count_group(ex.loop_counts):
+                names.append(loops)
+            if gap := digit_gap_group(ex.operand_digits):
+                names += [gap, f"{ex.operations[-1]}.{gap}"] if lasts else [gap]
+            return names
 
         return [[groups(ex) for ex, _ in chunk] for chunk in self._eval_chunks(split)]
 

@@ -71,12 +71,8 @@ def lte_length_draw_table(records: list[RunRecord]) -> str:
     test char / sequence accuracy as trained and with the other draw, and the sequence
     accuracy of the programs with an if-expression, a loop and a sum or difference, as trained
     -> with the other draw ("-" where a task has no such programs)."""
-    trained = {r.experiment: r for r in family(records, "lte")}
     rows = []
-    for record in family(records, "lte-length-draw"):
-        own = trained.get("lte/" + record.experiment.split("/", 1)[1])
-        if own is None:
-            continue
+    for own, record in _rescored_on_the_other_draw(records):
         before, after = own.metrics["test"], record.metrics["test"]
 
         def both(key: str) -> str:
@@ -84,19 +80,13 @@ def lte_length_draw_table(records: list[RunRecord]) -> str:
                 return "-"
             return f"{fmt_accuracy(before[key])} -> {fmt_accuracy(after[key])}"
 
-        draw = own.config["task"].get("length_draw") or "example"
         rows.append([str(record.config["task"].get("task")), model_label(record.config), own.experiment,
-                     _DRAWN[draw], accuracy_cell(own, None, label_partial=False), accuracy_cell(record, None, label_partial=False),
+                     _drawn(own), accuracy_cell(own, None, label_partial=False), accuracy_cell(record, None, label_partial=False),
                      *(both(f"with_{op}/sequence_accuracy") for op in ("ifstat", "small_loop", "pair"))])
-    if not rows:
-        return NO_RECORDS
-    rank = {task: i for i, task in enumerate(PROGRAM_ORDER)}
-    rows.sort(key=lambda row: (rank.get(row[0], len(rank)), row[2]))
-    return markdown_table(["task", "model", "trained run", "lengths drawn", "as trained", "the other draw", "ifstat",
-                           "small_loop", "pair"], rows)
+    return _sorted_by_task(["task", "model", "trained run", "lengths drawn", "as trained", "the other draw", "ifstat",
+                            "small_loop", "pair"], rows)
 
 
-_DRAWN = {"example": "per program", "operand": "per operand"}
 _GAPS = ("digit_gap0", "digit_gap1", "digit_gap2+")
 
 
@@ -109,28 +99,42 @@ def lte_digit_gap_table(records: list[RunRecord]) -> str:
     if-expression and in a loop, the number of programs in parentheses. One row per record
     scored with the groups: trained runs (``lte/NAME``) on their own draw of the lengths and
     their re-scorings on the other (``lte-length-draw/NAME``)."""
-    trained = {r.experiment.split("/", 1)[1]: r for r in family(records, "lte")}
     rows = []
-    for record in family(records, "lte") + family(records, "lte-length-draw"):
-        test, name = record.metrics["test"], record.experiment.split("/", 1)[1]
-        if not any(f"{gap}/sequence_accuracy" in test for gap in _GAPS) or name not in trained:
+    for own, record in [(r, r) for r in family(records, "lte")] + _rescored_on_the_other_draw(records):
+        test = record.metrics["test"]
+        if not any(f"{gap}/sequence_accuracy" in test for gap in _GAPS):
             continue
 
         def cell(group: str) -> str:
             count = test.get(f"{group}/examples")
             return "-" if count is None else f"{fmt_accuracy(test[f'{group}/sequence_accuracy'])} ({count})"
 
-        draws = [r.config["task"].get("length_draw") or "example" for r in (trained[name], record)]
-        rows.append([str(record.config["task"].get("task")), model_label(record.config), f"lte/{name}",
-                     *(_DRAWN[d] for d in draws), *(cell(prefix + gap) for prefix in ("", "ifstat.", "small_loop.")
-                                                   for gap in _GAPS)])
+        rows.append([str(record.config["task"].get("task")), model_label(record.config), own.experiment, _drawn(own),
+                     _drawn(record), *(cell(prefix + gap) for prefix in ("", "ifstat.", "small_loop.") for gap in _GAPS)])
+    rows.sort(key=lambda row: row[3] != row[4])  # within a run (stable in the task sort), its own draw first
+    return _sorted_by_task(["task", "model", "trained run", "lengths drawn", "scored on",
+                            *(f"{what}gap {g.removeprefix('digit_gap')}" for what in ("", "ifstat: ", "small_loop: ")
+                              for g in _GAPS)], rows)
+
+
+def _rescored_on_the_other_draw(records: list[RunRecord]) -> list[tuple[RunRecord, RunRecord]]:
+    """(``lte/NAME``, ``lte-length-draw/NAME``) for each re-scoring whose trained run is here."""
+    trained = {r.experiment: r for r in family(records, "lte")}
+    pairs = [(trained.get("lte/" + r.experiment.split("/", 1)[1]), r) for r in family(records, "lte-length-draw")]
+    return [(own, record) for own, record in pairs if own is not None]
+
+
+def _drawn(record: RunRecord) -> str:
+    """How the record's programs drew their lengths (``task.length_draw``), in words."""
+    return {"example": "per program", "operand": "per operand"}[record.config["task"].get("length_draw") or "example"]
+
+
+def _sorted_by_task(header: list[str], rows: list[list[str]]) -> str:
+    """The rows (task first, trained run third) in the program tasks' order, then by run."""
     if not rows:
         return NO_RECORDS
     rank = {task: i for i, task in enumerate(PROGRAM_ORDER)}
-    rows.sort(key=lambda row: (rank.get(row[0], len(rank)), row[2], row[3] != row[4]))
-    return markdown_table(["task", "model", "trained run", "lengths drawn", "scored on",
-                           *(f"{what}gap {g.removeprefix('digit_gap')}" for what in ("", "ifstat: ", "small_loop: ")
-                             for g in _GAPS)], rows)
+    return markdown_table(header, sorted(rows, key=lambda row: (rank.get(row[0], len(rank)), row[2])))
 
 
 def _lte_group_table(records: list[RunRecord], pattern: str, order: Callable[[str], Any], label: Callable[[str], str]) -> str:
