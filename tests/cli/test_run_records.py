@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import yaml
 
@@ -14,6 +15,8 @@ from universal_transformer.training.checkpoint import CheckpointManager
 from ..data.test_babi import TINY_BABI, needs_data
 from ..evaluation.conftest import make_record
 from ..training.conftest import run_ut, tiny_config  # noqa: F401 (a fixture)
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny_config):
@@ -138,10 +141,10 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert not (target / "checkpoints").exists()
     rescored = run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]")
     assert rescored.returncode == 0 and "len5/char_accuracy" in rescored.stdout, rescored.stderr
-    # local attention at test time: its own file, the window named in the metrics
+    # local attention at test time: its own file, the window named in the metrics and the file name
     windowed = run_ut("eval", str(target), "--split", "test", "--set", "task.test_lengths=[5]", "--attention-window", "1")
     assert windowed.returncode == 0, windowed.stderr
-    metrics = json.loads((target / "eval-test-window1.json").read_text())
+    metrics = json.loads((target / "eval-test-window1-test_lengths=5.json").read_text())  # and its own test set
     assert metrics["inference_attention_window"] == 1 and "len5/char_accuracy" in metrics
     generated = run_ut("generate", str(target), "--input", "0123", "--attention-window", "0", "--attention-window-scope", "source")
     assert generated.returncode == 0 and generated.stdout.strip(), generated.stderr
@@ -212,3 +215,24 @@ def test_babi_train_split_adds_training_error_to_the_record_and_keeps_its_scores
 
     wrong = run_ut("eval", str(run), "--split", "dev")
     assert wrong.returncode == 2 and "unknown split 'dev'; bAbI evaluates validation, test and train" in wrong.stderr
+
+
+def test_eval_names_its_file_by_the_options_that_change_what_is_scored(tmp_path, tiny_config):
+    from universal_transformer.cli.run import changed_eval_options, load_run
+
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(tiny_config, run / "config.yaml")
+
+    def changed(*overrides: str) -> list:
+        return changed_eval_options(run, load_run(run, list(overrides)))
+
+    own = yaml.safe_load(tiny_config.read_text())["task"]
+    # how much is scored at once, or a value as trained: the run's own score
+    assert changed("task.eval_batch_size=3", f"task.test_lengths={own['test_lengths']}") == []
+    assert changed("task.test_lengths=[400,800]", "train.eval_position_offsets=true") == [
+        ("test_lengths", [400, 800]), ("eval_position_offsets", True)]
+    # where the data lies (a copy carried to another machine) is not what is scored; the data is
+    shutil.copy(CONFIGS / "babi" / "ut-t2t.yaml", run / "config.yaml")
+    assert changed(f"task.data_dir={tmp_path}") == []
+    assert changed("task.set=en", "task.tasks=[1,2]") == [("set", "en"), ("tasks", [1, 2])]

@@ -5,6 +5,7 @@ checked by anyone, and a model that no longer loads or scores differently is cau
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -64,13 +65,16 @@ def _rescore(name: str, tmp_path: Path, lengths: tuple[int, ...]) -> None:
     if data_dir is not None and not Path(data_dir).is_dir():
         pytest.skip(f"{name} reads {data_dir}, which is not here")
     run = tmp_path / "run"
-    shutil.copytree(RESULTS / "models" / name, run)  # eval writes eval-test.json beside the model
+    shutil.copytree(RESULTS / "models" / name, run)  # eval writes its scores beside the model
     overrides = {"lte": ["task.beam_size=1"],
                  "algorithmic": [f"task.test_lengths={list(lengths)}", "task.test_lengths_up_to=[]"]}.get(record.task, [])
     overrides = [arg for value in overrides for arg in ("--set", value)]
     result = run_ut("eval", str(run), "--split", "test", "--threads", "1", *overrides)
     assert result.returncode == 0, result.stderr
-    measured = json.loads((run / "eval-test.json").read_text())
+    # eval-test.json, or eval-test-OPTION=VALUE.json where an option above changes the test set
+    written = re.search(r"^wrote (\S*eval-test\S*\.json)$", result.stdout, re.MULTILINE)
+    assert written, result.stdout
+    measured = json.loads(Path(written.group(1)).read_text())
     measured = measured.get("metrics", measured)
     expected = record.metrics["test"]
     prefixes = [""] + [f"{forced}len{n}/" for forced in ("", "teacher_forced/") for n in lengths]

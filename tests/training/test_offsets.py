@@ -61,8 +61,9 @@ def test_ut_eval_and_generate_follow_the_run_and_eval_can_override_it(tmp_path):
     drawn_metrics = json.loads((run / "eval-test.json").read_text())
     aligned = run_ut("eval", str(run), "--split", "test", "--threads", "1", "--set", "train.eval_position_offsets=false")
     assert aligned.returncode == 0, aligned.stderr
-    aligned_metrics = json.loads((run / "eval-test.json").read_text())
+    aligned_metrics = json.loads((run / "eval-test-eval_position_offsets=false.json").read_text())
     assert drawn_metrics["teacher_forced/len12/loss"] != aligned_metrics["teacher_forced/len12/loss"]
+    assert json.loads((run / "eval-test.json").read_text()) == drawn_metrics  # the run's own score stays
     for beam in ([], ["--beam", "2"]):
         generated = run_ut("generate", str(run), "--input", "1234", *beam)
         assert generated.returncode == 0, generated.stderr

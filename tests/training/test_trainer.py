@@ -131,7 +131,9 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     evaluated = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]")
     assert evaluated.returncode == 0, evaluated.stderr
     assert "len5/sequence_accuracy" in evaluated.stdout
-    assert "len5/char_accuracy" in json.loads((run / "eval-test.json").read_text())
+    # another test set than the run's (here lengths [5], trained with [6, 12]): a file of its own
+    assert "len5/char_accuracy" in json.loads((run / "eval-test-test_lengths=5.json").read_text())
+    assert not (run / "eval-test.json").exists()
     generated = run_ut("generate", str(run), "--input", "1234")
     assert generated.returncode == 0, generated.stderr
     assert set(generated.stdout.strip()) <= set("0123456789+")
@@ -150,7 +152,9 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     nbest = run_ut("generate", str(run), "--input", "1234", "--beam", "3", "--nbest", "3")
     scores = [float(line.split("\t")[0]) for line in nbest.stdout.splitlines()]
     assert nbest.returncode == 0 and len(scores) == 3 and scores == sorted(scores, reverse=True), nbest.stderr
-    deeper = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[5]", "--steps", "5")
+    own = run_ut("eval", str(run), "--split", "test", "--set", "task.test_lengths=[6,12]")  # as trained: its own score
+    assert own.returncode == 0 and "len12/char_accuracy" in json.loads((run / "eval-test.json").read_text()), own.stderr
+    deeper = run_ut("eval", str(run), "--split", "test", "--steps", "5")
     assert deeper.returncode == 0, deeper.stderr
     assert json.loads((run / "eval-test-steps5.json").read_text())["inference_steps"] == 5  # tables tell it from training depth
     assert "inference_steps" not in json.loads((run / "eval-test.json").read_text())  # the trained depth's stays

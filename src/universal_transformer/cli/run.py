@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -65,7 +67,9 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_publish)
 
     p = commands.add_parser("eval", help="evaluate a trained run and print a table",
-                            description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json (eval-SPLIT-stepsN.json with --steps N).")
+                            description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json "
+                            "(eval-SPLIT-stepsN.json with --steps N, eval-SPLIT-OPTION=VALUE.json with a --set that "
+                            "changes what is scored, e.g. eval-test-length_draw=operand.json: the run's own score stays).")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--split", default="test",
                    help="validation or test (default test); bAbI also train (its training stories: underfitting or overfitting?)")
@@ -210,6 +214,27 @@ def load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     return ExperimentConfig.from_dict(data, source=str(path))
 
 
+# Task options that say where the data lies or how much of it is scored at once, not what is scored.
+_SAME_SCORE_OPTIONS = frozenset({"data_dir", "eval_batch_size"})
+
+
+def changed_eval_options(run_dir: Path, experiment: ExperimentConfig) -> list[tuple[str, Any]]:
+    """The options of ``experiment`` (a run's config with ``ut eval --set`` applied) that score the
+    model otherwise than as trained: (name, value) for each task option, and
+    ``eval_position_offsets``, whose value differs from the run's own config."""
+    trained = load_run(run_dir, [])
+    own, given = trained.task.to_dict(), experiment.task.to_dict()
+    changed = [(key, value) for key, value in given.items() if key not in _SAME_SCORE_OPTIONS and own.get(key) != value]
+    if experiment.train.eval_position_offsets != trained.train.eval_position_offsets:
+        changed.append(("eval_position_offsets", experiment.train.eval_position_offsets))
+    return changed
+
+
+def _file_safe(value: Any) -> str:
+    """``value`` as a piece of a file name: ``[400, 800]`` -> ``400_800``, ``"operand"`` -> ``operand``."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", json.dumps(value)).strip("_") or "none"
+
+
 def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
                 window: int | None = None, window_scope: str = "all", task: Task | None = None) -> PretrainedModel:
     """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given;
@@ -269,10 +294,12 @@ def run_eval(args: argparse.Namespace) -> int:
         metrics["inference_attention_window"] = window
         metrics["inference_attention_window_scope"] = args.attention_window_scope
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
-    # At another depth or window, its own file: the folder reports read eval-SPLIT.json as the trained model's.
+    # At another depth or window, or on a test set changed with --set, its own file: the folder
+    # reports read eval-SPLIT.json as the trained model's own score.
     suffix = f"-steps{args.steps}" if args.steps is not None else ""
     if window is not None:
         suffix += f"-window{window}" + ("-source" if args.attention_window_scope == "source" else "")
+    suffix += "".join(f"-{name}={_file_safe(value)}" for name, value in changed_eval_options(args.run_dir, experiment))
     out = args.run_dir / f"eval-{args.split}{suffix}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
