@@ -139,14 +139,22 @@ class ExecutingModel(nn.Module):
         state["position"] += 1
         return logits
 
-    def prefill(self, src: torch.Tensor) -> tuple[dict, torch.Tensor]:
+    def _answers(self, src: torch.Tensor) -> list[list[int]]:
         answers = []
         for row in src.tolist():
             printed = run_program(tokens_to_text(row))[0]
             if self.spoil_minus and printed.startswith("-"):
                 printed = "1" + printed[1:]
             answers.append([*text_to_tokens(printed), EOS])
-        state = AnswerState(answers)
+        return answers
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor) -> SimpleNamespace:
+        """Teacher-forced: at every target position the answer's token there."""
+        state = AnswerState(self._answers(src))
+        return SimpleNamespace(logits=torch.stack([self._logits(state) for _ in range(tgt_in.shape[1])], 1), halting={})
+
+    def prefill(self, src: torch.Tensor) -> tuple[dict, torch.Tensor]:
+        state = AnswerState(self._answers(src))
         return state, self._logits(state)
 
     def decode_step(self, tokens: torch.Tensor, state: dict) -> torch.Tensor:
@@ -175,8 +183,12 @@ def test_beam_search_evaluation_of_the_test_split_beside_the_greedy_one():
     spoiled = task.evaluate(ExecutingModel(spoil_minus=True), "test")
     assert spoiled["beam3/sequence_accuracy"] == spoiled["sequence_accuracy"] == pytest.approx(1 - negative / len(targets))
     assert spoiled["beam3/char_accuracy"] == spoiled["char_accuracy"]
+    # teacher-forced too (tensor2tensor's default reading), on the test split only
+    assert spoiled["teacher_forced/sequence_accuracy"] == spoiled["sequence_accuracy"]
+    assert spoiled["teacher_forced/char_accuracy"] == pytest.approx(1 - negative / sum(len(t) + 1 for t in targets))
+    assert spoiled["teacher_forced/early_eos_rate"] == 0.0 and spoiled["teacher_forced/end_accuracy"] == 1.0
     assert task.evaluate(ExecutingModel(spoil_minus=False), "test")["beam3/sequence_accuracy"] == 1.0
-    assert not any(k.startswith("beam") for k in task.evaluate(ExecutingModel(spoil_minus=False), "validation"))
+    assert not any(k.startswith(("beam", "teacher_forced")) for k in task.evaluate(ExecutingModel(spoil_minus=False), "validation"))
     with pytest.raises(ConfigError, match="task.beam_size must be a positive integer, got 0"):
         make_task(beam_size=0)
     with pytest.raises(ConfigError, match="task.length_penalty must be a number >= 0"):

@@ -19,7 +19,7 @@ from ..data.lte import (
     BOS, EOS, MEMORISATION_TASKS, PAD, TASK_DEFAULTS, TASKS, VOCAB_SIZE, Example, LTEGenerator, example_tokens,
     text_to_tokens, tokens_to_text,
 )
-from ..evaluation.metrics import decode_accuracy
+from ..evaluation.metrics import decode_accuracy, teacher_forced_accuracy
 from .base import Task, TaskOptions, check_length_penalty
 
 EVAL_SPLITS = ("validation", "test")
@@ -234,11 +234,18 @@ class LTETask(Task):
         The test split of the program tasks also gets the greedy accuracies per length,
         nesting and operation drawn (``length3/sequence_accuracy``,
         ``with_smallmul/sequence_accuracy``, ...: :meth:`eval_groups`), which show where
-        program evaluation fails."""
+        program evaluation fails. The test split is also scored teacher-forced
+        (``teacher_forced/...``: the argmax at every target position given the true prefix), what
+        tensor2tensor's evaluation reports by default and so a likely reading of the paper's
+        character accuracy; its sequence accuracy is the greedy one (every argmax right given
+        the true prefix is exactly a right greedy decoding)."""
         batches = self.eval_batches(split)
         groups = self.eval_groups(split) if split == "test" else None
         result: dict[str, Any] = decode_accuracy(model, batches, PAD, groups=groups)
         result["score"] = result["sequence_accuracy"] + 1e-3 * result["char_accuracy"]
+        if split == "test":
+            forced = teacher_forced_accuracy(model, batches, PAD, eos_id=EOS)
+            result.update({f"teacher_forced/{key}": value for key, value in forced.items()})
         beam = self.options.beam_size
         if split == "test" and beam > 1:
             searched = decode_accuracy(model, batches, PAD, beam_size=beam, length_penalty=self.options.length_penalty,

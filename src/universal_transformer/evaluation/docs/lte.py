@@ -34,6 +34,16 @@ def lte_beam_table(records: list[RunRecord]) -> str:
     return "\n\n".join(tables if len(beams) == 1 else [f"beam {k}:\n\n{t}" for k, t in zip(beams, tables)])
 
 
+@register_table("lte-teacher-forced")
+def lte_teacher_forced_table(records: list[RunRecord]) -> str:
+    """The Learning to Execute test accuracy teacher-forced (metrics ``teacher_forced/...``: the
+    argmax at every target position given the true prefix, tensor2tensor's default evaluation),
+    in the layout of :func:`lte_table`; ``-`` where a run was scored before it was measured."""
+    if not any("teacher_forced/char_accuracy" in r.metrics["test"] for r in family(records, "lte")):
+        return NO_RECORDS
+    return task_table(records, "lte", PROGRAM_ORDER + MEMORISATION_ORDER, None, prefix="teacher_forced/")
+
+
 @register_table("lte-breakdown")
 def lte_breakdown_table(records: list[RunRecord]) -> str:
     """Program evaluation by what the mix drew: one row per task and model (the cell of
