@@ -154,3 +154,11 @@ def test_a_run_finished_on_another_machine_is_not_run_again_and_a_partial_one_is
     (tmp_path / "runs" / "done").mkdir()  # its run folder here: the lane resumes it as before
     result, events = _run(tmp_path, ["done"])
     assert result.returncode == 0 and set(events) == {"done"}
+
+
+def test_without_ut_it_stops_at_once_instead_of_failing_every_run(tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "a.yaml").write_text("{}\n")
+    result, events = _run(tmp_path, ["a"], UT=str(tmp_path / "no-such-ut"))
+    assert result.returncode == 2 and "no-such-ut: not found" in result.stderr
+    assert not (tmp_path / "runs").exists() and not events
