@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from universal_transformer.cli.run import changed_eval_options, load_run
 from universal_transformer.evaluation.records import RunRecord
 from universal_transformer.models.base import PretrainedModel
 from universal_transformer.training.checkpoint import CheckpointManager
@@ -218,8 +219,6 @@ def test_babi_train_split_adds_training_error_to_the_record_and_keeps_its_scores
 
 
 def test_eval_names_its_file_by_the_options_that_change_what_is_scored(tmp_path, tiny_config):
-    from universal_transformer.cli.run import changed_eval_options, load_run
-
     run = tmp_path / "run"
     run.mkdir()
     shutil.copy(tiny_config, run / "config.yaml")
