@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import inspect
 import json
 import re
@@ -231,8 +232,11 @@ def changed_eval_options(run_dir: Path, experiment: ExperimentConfig) -> list[tu
 
 
 def _file_safe(value: Any) -> str:
-    """``value`` as a piece of a file name: ``[400, 800]`` -> ``400_800``, ``"operand"`` -> ``operand``."""
-    return re.sub(r"[^A-Za-z0-9.-]+", "_", json.dumps(value)).strip("_") or "none"
+    """``value`` as a piece of a file name: ``[400, 800]`` -> ``400_800``, ``"operand"`` ->
+    ``operand``; a long one (a list of file paths, say) as 8 hex digits of its SHA-256."""
+    text = json.dumps(value, sort_keys=True)
+    safe = re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_") or "none"
+    return safe if len(safe) <= 24 else hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
