@@ -48,3 +48,10 @@ select_runs() {
 run_config() {
   run_config_path=${grid_config[$2]:-$1/$2.yaml}
 }
+
+# require_ut: the `ut` executable to run, in ut (UT, else `ut` on PATH); status 2 with a clear
+# error if there is none, so that a queue stops at once instead of failing every run in turn.
+require_ut() {
+  ut=${UT:-ut}
+  command -v "$ut" > /dev/null || { echo "$ut: not found (activate the environment that installed ut, or set UT to its path)" >&2; return 2; }
+}

@@ -13,10 +13,9 @@ if [ $# -ne 3 ]; then
   exit 2
 fi
 grid=$1 group=$2 out=$3
-ut=${UT:-ut}
-command -v "$ut" > /dev/null || { echo "$ut: not found (activate the environment that installed ut, or set UT to its path)" >&2; exit 2; }
 [ -r "$grid" ] || { echo "$grid: cannot read the grid file" >&2; exit 2; }
 source "$(dirname "$0")/grid.sh"
+require_ut || exit 2
 read_grid "$grid" || exit 2
 status=0
 for name in "${grid_order[@]}"; do

@@ -39,8 +39,7 @@ names=("$@")
 source "$(dirname "$0")/grid.sh"
 select_runs "$configs" || exit 2
 [ ${#names[@]} -eq 0 ] && usage
-ut=${UT:-ut}
-command -v "$ut" > /dev/null || { echo "$ut: not found (activate the environment that installed ut, or set UT to its path)" >&2; exit 2; }
+require_ut || exit 2
 overrides=()
 read -r -a set_values <<< "${SET:-}"  # split on blanks, no glob expansion
 eval_overrides=()  # those `ut eval` takes: task options and train.eval_position_offsets

@@ -224,7 +224,7 @@ def test_eval_names_its_file_by_the_options_that_change_what_is_scored(tmp_path,
     shutil.copy(tiny_config, run / "config.yaml")
 
     def changed(*overrides: str) -> list:
-        return changed_eval_options(run, load_run(run, list(overrides)))
+        return changed_eval_options(load_run(run, []), load_run(run, list(overrides)))
 
     own = yaml.safe_load(tiny_config.read_text())["task"]
     # how much is scored at once, or a value as trained: the run's own score

@@ -219,11 +219,10 @@ def load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
 _SAME_SCORE_OPTIONS = frozenset({"data_dir", "eval_batch_size"})
 
 
-def changed_eval_options(run_dir: Path, experiment: ExperimentConfig) -> list[tuple[str, Any]]:
-    """The options of ``experiment`` (a run's config with ``ut eval --set`` applied) that score the
-    model otherwise than as trained: (name, value) for each task option, and
+def changed_eval_options(trained: ExperimentConfig, experiment: ExperimentConfig) -> list[tuple[str, Any]]:
+    """The options of ``experiment`` (the run's config ``trained`` with ``ut eval --set`` applied)
+    that score the model otherwise than as trained: (name, value) for each task option, and
     ``eval_position_offsets``, whose value differs from the run's own config."""
-    trained = load_run(run_dir, [])
     own, given = trained.task.to_dict(), experiment.task.to_dict()
     changed = [(key, value) for key, value in given.items() if key not in _SAME_SCORE_OPTIONS and own.get(key) != value]
     if experiment.train.eval_position_offsets != trained.train.eval_position_offsets:
@@ -303,7 +302,9 @@ def run_eval(args: argparse.Namespace) -> int:
     suffix = f"-steps{args.steps}" if args.steps is not None else ""
     if window is not None:
         suffix += f"-window{window}" + ("-source" if args.attention_window_scope == "source" else "")
-    suffix += "".join(f"-{name}={_file_safe(value)}" for name, value in changed_eval_options(args.run_dir, experiment))
+    if args.overrides:
+        trained = load_run(args.run_dir, [])
+        suffix += "".join(f"-{name}={_file_safe(value)}" for name, value in changed_eval_options(trained, experiment))
     out = args.run_dir / f"eval-{args.split}{suffix}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")

@@ -241,10 +241,14 @@ class LTETask(Task):
         the true prefix is exactly a right greedy decoding)."""
         batches = self.eval_batches(split)
         groups = self.eval_groups(split) if split == "test" else None
-        result: dict[str, Any] = decode_accuracy(model, batches, PAD, groups=groups)
+        test = split == "test"
+        # On test, an ACT model's ponder time comes from the teacher-forced pass, not a third one.
+        result: dict[str, Any] = decode_accuracy(model, batches, PAD, groups=groups, ponder=not test)
         result["score"] = result["sequence_accuracy"] + 1e-3 * result["char_accuracy"]
-        if split == "test":
-            forced = teacher_forced_accuracy(model, batches, PAD, eos_id=EOS)
+        if test:
+            forced = teacher_forced_accuracy(model, batches, PAD, eos_id=EOS, ponder=True)
+            if "encoder_ponder_time" in forced:
+                result["encoder_ponder_time"] = forced.pop("encoder_ponder_time")
             result.update({f"teacher_forced/{key}": value for key, value in forced.items()})
         beam = self.options.beam_size
         if split == "test" and beam > 1:
