@@ -37,11 +37,33 @@ def test_width_not_divisible_by_heads_names_both_numbers():
         (dict(vocab_size=2), r"bos_id \(1\)|eos_id \(2\)"),
         (dict(d_model=15, num_heads=3), r"d_model \(15\) must be even for sinusoidal"),
         (dict(act=True, decoder_num_steps=3), "decoder_num_steps sets a fixed decoder depth.*act_max_steps"),
+        # Values of the wrong type, which would otherwise pass as truthy or fail far from their cause.
+        (dict(act="maybe"), "act must be true or false, got 'maybe'"),
+        (dict(share_weights="false"), "share_weights must be true or false, got 'false'"),
+        (dict(pad_id=0.5), "pad_id must be an integer, got 0.5"),
+        (dict(num_steps=True), "num_steps must be an integer, got True"),
+        (dict(act_bias_init="x"), "act_bias_init must be a number, got 'x'"),
+        (dict(dropout=None), "dropout must be a number, got None"),
+        (dict(act_max_steps=2.5), "act_max_steps must be an integer or null, got 2.5"),
+        (dict(pad_id=2), r"pad_id \(2\) must differ from bos_id \(1\) and eos_id \(2\)"),
     ],
 )
 def test_invalid_values_are_rejected_clearly(changes, message):
     with pytest.raises(ConfigError, match=message):
         UTConfig(**changes)
+
+
+def test_numbers_of_either_kind_and_lists_read_from_files_are_accepted():
+    assert UTConfig(dropout=0, act_bias_init=1).dropout == 0  # an integer is a number
+    assert LSTMConfig(dropout=0.0).dropout == 0.0
+
+
+def test_the_config_json_of_a_saved_model_loads(tmp_path):
+    from universal_transformer import UTLanguageModel
+
+    config = UTConfig(vocab_size=12, d_model=16, num_heads=2, d_ff=32)
+    UTLanguageModel(config).save_pretrained(tmp_path / "model")
+    assert load_config(tmp_path / "model" / "config.json") == config  # its model_class key is the model's, not the config's
 
 
 def test_unknown_key_in_file_names_file_and_key(tmp_path):
@@ -67,6 +89,14 @@ def test_missing_and_unparsable_files(tmp_path):
         load_config(broken)
     with pytest.raises(ConfigError, match="unknown model_type 'gru'"):
         config_from_dict({"model_type": "gru"})
+
+
+def test_the_transformer_baseline_of_each_ut_model():
+    assert transformer_config().share_weights is False and transformer_config().timestep_embedding == "none"
+    classifier = transformer_config(UTClassifierConfig, num_classes=3, pooling="first")
+    assert type(classifier) is UTClassifierConfig and classifier.share_weights is False and classifier.num_classes == 3
+    with pytest.raises(ConfigError, match="transformer_config takes UTConfig or a subclass"):
+        transformer_config(LSTMConfig)
 
 
 def test_derived_values():

@@ -17,7 +17,10 @@ their old keys with a :class:`FutureWarning` that names them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import types
+import typing
 import warnings
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -51,6 +54,65 @@ def check_attention_window(window: Any, scope: Any = "all") -> None:
         raise ConfigError(f"attention_window must be a number of positions >= 0 or null, got {window!r}")
     if scope not in _CHOICES["attention_window_scope"]:
         raise ConfigError(f"attention_window_scope must be 'all' or 'source', got {scope!r}")
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    """The resolved annotations of the dataclass ``cls``'s fields (strings under ``from __future__``)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in fields(cls)}
+
+
+def _describe(kind: Any) -> str:
+    """A type annotation as a user reads it in an error: ``int | None`` -> ``an integer or null``."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arm) for arm in args)
+    if origin is Literal:
+        return "one of " + ", ".join(map(repr, args))
+    if origin in (list, tuple):
+        item = args[0] if args and (origin is list or args[-1] is Ellipsis or len(set(args)) == 1) else None
+        size = f"{len(args)} " if origin is tuple and args and args[-1] is not Ellipsis else ""
+        return f"a list of {size}" + (_describe(item).removeprefix("an ").removeprefix("a ") + "s" if item else "values")
+    return {bool: "true or false", int: "an integer", float: "a number", str: "a string", type(None): "null"}.get(
+        kind, getattr(kind, "__name__", str(kind)))
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    """Whether ``value`` (as YAML or JSON give it) is of the annotated type ``kind``."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arm) for arm in args)
+    if origin is Literal:
+        return value in args
+    if origin in (list, tuple):  # a list and a tuple read alike from a file
+        if not isinstance(value, (list, tuple)):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(_fits(v, a) for v, a in zip(value, args))
+        return not args or all(_fits(v, args[0]) for v in value)
+    if origin is not None:
+        return isinstance(value, origin)
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind is int:  # True is an int to Python, not to a config
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, kind) if isinstance(kind, type) else True
+
+
+def check_field_types(config: Any, *, prefix: str = "") -> None:
+    """Raise :class:`ConfigError` naming the first field of the dataclass instance ``config``
+    whose value is not of its annotated type (``act: "maybe"``, ``pad_id: 0.5``,
+    ``dropout: null``): such a value would otherwise pass as truthy or fail later, far from
+    its cause. An integer is a number; ``true`` is not an integer."""
+    for name, kind in _field_types(type(config)).items():
+        value = getattr(config, name)
+        if not _fits(value, kind):
+            raise ConfigError(f"{prefix}{name} must be {_describe(kind)}, got {value!r}")
 
 
 def reject_unknown_keys(cls: type, data: dict[str, Any], *, source: str, what: str = "key(s)") -> None:
@@ -137,6 +199,8 @@ class _VocabularyConfig(_BaseConfig):
             value = getattr(self, name)
             if not 0 <= value < min(self.vocab_size, self.tgt_vocab_size):
                 raise ConfigError(f"{name} ({value}) must be a valid token id below the vocabulary size")
+        if self.pad_id in (self.bos_id, self.eos_id):  # a decoder never emits padding, so it could never stop
+            raise ConfigError(f"pad_id ({self.pad_id}) must differ from bos_id ({self.bos_id}) and eos_id ({self.eos_id})")
 
     @property
     def tgt_vocab_size(self) -> int:
@@ -212,6 +276,7 @@ class UTConfig(_VocabularyConfig):
     ponder_weight: float = 0.01
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         self._check_choices()
         self._check_vocabulary()
         self._check_positive("d_model", "num_heads", "d_ff", "num_steps", "max_position")
@@ -324,11 +389,16 @@ class StoryQAConfig(UTClassifierConfig):
             raise ConfigError("the story model reads the answer with pooling 'last' (the question) or 'mean', not 'first'")
 
 
-def transformer_config(**overrides: Any) -> UTConfig:
-    """The vanilla Transformer baseline: untied layers, position signal added once, no timestep."""
+def transformer_config(config_class: type[UTConfig] = UTConfig, /, **overrides: Any) -> UTConfig:
+    """The vanilla Transformer baseline: untied layers, position signal added once, no timestep.
+
+    A ``config_class`` of the UT family gives the baseline of that model, e.g.
+    ``transformer_config(UTClassifierConfig, num_classes=3)`` for ``UTEncoderClassifier``."""
+    if not (isinstance(config_class, type) and issubclass(config_class, UTConfig)):
+        raise ConfigError(f"transformer_config takes UTConfig or a subclass of it, got {config_class!r}")
     base = dict(share_weights=False, embed_every_step=False, timestep_embedding="none", num_steps=6)
     base.update(overrides)
-    return UTConfig(**base)
+    return config_class(**base)
 
 
 @dataclass
@@ -344,6 +414,7 @@ class LSTMConfig(_VocabularyConfig):
     tie_embeddings: bool = True
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         self._check_vocabulary()
         self._check_positive("d_model", "num_layers")
         self._check_probability("dropout")
@@ -386,9 +457,11 @@ def migrate(cls: type, data: dict[str, Any], *, source: str = "config") -> dict[
 
 
 def config_from_dict(data: dict[str, Any], *, source: str = "config") -> ModelConfig:
-    """Build the config class named by ``data['model_type']`` (default: UT)."""
+    """Build the config class named by ``data['model_type']`` (default: UT). A ``model_class``
+    key (the model a ``save_pretrained`` folder's ``config.json`` was saved from) is ignored."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of config keys, got {type(data).__name__}")
+    data = {k: v for k, v in data.items() if k != "model_class"}
     kind = data.get("model_type", UTConfig.model_type)
     if kind not in CONFIG_CLASSES:
         raise ConfigError(
@@ -398,7 +471,8 @@ def config_from_dict(data: dict[str, Any], *, source: str = "config") -> ModelCo
 
 
 def load_config(path: str | Path) -> ModelConfig:
-    """Read a model config from a ``.json``/``.yaml``/``.yml`` file."""
+    """Read a model config from a ``.json``/``.yaml``/``.yml`` file (one written by
+    :meth:`_BaseConfig.save`, or the ``config.json`` of a ``save_pretrained`` folder)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")

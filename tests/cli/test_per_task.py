@@ -46,7 +46,7 @@ def test_each_task_keeps_its_best_model_and_is_scored_by_it(tmp_path):
     for task in (1, 2):  # each task's numbers are those of its own model's evaluation
         alone = run_ut("eval", str(run), "--model", str(run / "best-per-task" / f"task{task}"))
         assert alone.returncode == 0, alone.stderr
-        own = json.loads((run / "eval-test.json").read_text())
+        own = json.loads((run / f"eval-test-model=best-per-task_task{task}.json").read_text())
         # equal up to float rounding: packed ACT runs a step dense when some row of the batch
         # runs whole, so a story's ponder statistics may differ in the last bits between batchings
         assert {k: v for k, v in test.items() if k.startswith(f"task{task}/")} == \

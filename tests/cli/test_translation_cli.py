@@ -83,7 +83,8 @@ def test_tokenizer_train_translate_average_eval_end_to_end(tmp_path):
     evaluated = run_ut("eval", str(run), "--model", str(tmp_path / "avg"), "--split", "test", "--threads", "1",
                        "--record", "mt/tiny-avg3", "--results", str(tmp_path / "results"))
     assert evaluated.returncode == 0, evaluated.stderr
-    assert "bleu" in evaluated.stdout and json.loads((run / "eval-test.json").read_text())["sentences"] == 12
+    assert "bleu" in evaluated.stdout and json.loads((run / "eval-test-model=avg.json").read_text())["sentences"] == 12
+    assert not (run / "eval-test.json").exists()  # the run's own score is not the averaged model's
     record = RunRecord.load(tmp_path / "results" / "mt" / "tiny-avg3.json")
     assert record.status == "rescored" and record.metrics["test"]["decode_seconds"] >= 0
     assert record.metrics["test"]["length_penalty"] == 0.6 and record.metrics["validation"] == {}  # not avg's

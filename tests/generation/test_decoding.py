@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from universal_transformer import LSTMConfig, LSTMSeq2Seq, UniversalTransformer, generate
+from universal_transformer import (
+    LSTMConfig, LSTMLanguageModel, LSTMSeq2Seq, UTClassifierConfig, UTEncoderClassifier, UTLanguageModel,
+    UniversalTransformer, beam_search, generate,
+)
 from universal_transformer.generation import choose_next, generate_uncached
 
 from ..conftest import small_config
@@ -31,6 +34,26 @@ def test_bad_sampling_arguments():
         choose_next(torch.zeros(1, 3), do_sample=True, temperature=0.0)
     with pytest.raises(ValueError, match="top_k must be >= 1"):
         choose_next(torch.zeros(1, 3), do_sample=True, top_k=0)
+
+
+@pytest.mark.parametrize("model", [UTLanguageModel(small_config()), LSTMLanguageModel(LSTMConfig(vocab_size=13, d_model=16))])
+def test_a_language_model_refuses_padded_prompts(model):
+    """Prompts of different lengths padded to one would be continued from a padding position
+    (or after padding read as context): refused, for greedy, sampled and beam decoding."""
+    prompts = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
+    for decode in (lambda: generate(model, prompts, max_new_tokens=3), lambda: beam_search(model, prompts, beam_size=2, max_new_tokens=3)):
+        with pytest.raises(ValueError, match="prompt row 1 holds the padding id 0"):
+            decode()
+    same_length = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12]])
+    together = generate(model, same_length, max_new_tokens=4, stop_at_eos=False)
+    for row in range(2):  # one length: batched = alone
+        assert torch.equal(together[row], generate(model, same_length[row:row + 1], max_new_tokens=4, stop_at_eos=False)[0])
+
+
+def test_a_model_that_is_not_a_decoder_is_refused_by_name():
+    classifier = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=3))
+    with pytest.raises(TypeError, match="a UTEncoderClassifier is not a decoder"):
+        generate(classifier, torch.tensor([[3, 4]]), max_new_tokens=2)
 
 
 def test_sampling_is_reproducible_with_a_generator():

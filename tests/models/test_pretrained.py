@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from universal_transformer.config import UTClassifierConfig
-
 import json
 
 import pytest
@@ -11,7 +9,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from universal_transformer import (
-    LoadError, LSTMConfig, LSTMSeq2Seq, UniversalTransformer, UTEncoderClassifier, UTLanguageModel, from_pretrained,
+    ConfigError, LoadError, LSTMConfig, LSTMLanguageModel, LSTMSeq2Seq, UniversalTransformer, UTClassifierConfig,
+    UTEncoderClassifier, UTLanguageModel, from_pretrained,
 )
 
 from ..conftest import small_config
@@ -39,6 +38,34 @@ def test_round_trip_gives_identical_outputs(tmp_path, make):
             a, b = model(tokens, tokens).logits, loaded(tokens, tokens).logits
     torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert not list((tmp_path / "m").glob("*.tmp"))  # atomic writes leave no temporaries
+
+
+def test_a_loaded_model_is_in_eval_mode_on_its_device_in_its_dtype(tmp_path):
+    model = UTLanguageModel(small_config(dropout=0.3)).double()
+    model.save_pretrained(tmp_path / "m")
+    loaded = from_pretrained(tmp_path / "m", map_location="cpu")
+    assert not loaded.training  # dropout off: a forward pass is the model's function
+    assert {p.dtype for p in loaded.parameters()} == {torch.float64}
+    tokens = torch.randint(3, 13, (2, 6))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(tokens).logits, model.eval()(tokens).logits, rtol=0, atol=0)
+    assert loaded(tokens).logits.dtype == torch.float64
+
+
+def test_a_run_folder_is_pointed_to_its_best_model(tmp_path):
+    UTLanguageModel(small_config()).save_pretrained(tmp_path / "run" / "best")
+    with pytest.raises(LoadError, match=r"is a run folder: its model is in .*run/best"):
+        from_pretrained(tmp_path / "run")
+
+
+@pytest.mark.parametrize("make, config", [
+    (UniversalTransformer, lambda: LSTMConfig()), (LSTMSeq2Seq, small_config), (LSTMLanguageModel, small_config),
+    (UTEncoderClassifier, small_config),
+])
+def test_a_config_of_another_model_family_is_refused_by_name(make, config):
+    given = config()
+    with pytest.raises(ConfigError, match=f"{make.__name__} takes a {make.config_class.__name__}, not a {type(given).__name__}"):
+        make(given)
 
 
 def test_missing_config(tmp_path):

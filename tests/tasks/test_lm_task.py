@@ -50,7 +50,7 @@ def agreement_set(folder: Path) -> str:
         ({"context_length": 0}, "task.context_length must be a positive integer"),
         ({"vocab_file": "v.txt", "vocab_min_count": 2}, "vocab_min_count applies to a vocabulary built from the data"),
         ({"eval_format": "words"}, "eval_format must be one of stream, lambada"),
-        ({"agreement": "a/b"}, "task.agreement must be a list of paths"),
+        ({"agreement": "a/b"}, "task.agreement must be a list of strings"),
         ({"vocab_max_size": 3}, "must leave room for a word"),
     ],
 )
@@ -154,6 +154,15 @@ def test_a_tiny_lm_learns_a_repetitive_corpus(tmp_path, name, model, lr):
     trainer = Trainer(experiment, tmp_path / "run", progress=False, verbose=False)
     summary = trainer.fit()
     assert summary["test"]["perplexity"] < 1.2, f"after {trainer.step} steps: {summary['test']}"
+    # Prompts of different lengths, decoded together, continue each as it does alone: a language
+    # model's prompts cannot be padded, so `ut generate` batches them by length.
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("the cat\na dog ran\nthe\na dog\n")
+    together = run_ut("generate", str(tmp_path / "run"), "--input-file", str(prompts), "--max-new-tokens", "3")
+    assert together.returncode == 0, together.stderr
+    assert together.stdout.splitlines() == ["sat on the", "in the park", "cat sat on", "ran in the"]
+    alone = run_ut("generate", str(tmp_path / "run"), "--input", "a dog ran", "--max-new-tokens", "3", "--beam", "2")
+    assert alone.returncode == 0 and alone.stdout == "in the park\n", alone.stderr
 
 
 def test_configs_load_and_have_similar_parameter_counts():

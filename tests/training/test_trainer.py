@@ -85,6 +85,13 @@ def test_overrides_and_config_errors(tmp_path, tiny_config):
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.task=sort"], "task.task must be one of copy, reverse, addition"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.colour=red"], "unknown option(s) colour"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "model_class=UTStoryQA"], "task 'algorithmic' trains UniversalTransformer, LSTMSeq2Seq, not UTStoryQA"),
+        # values of the wrong type or out of range, named with their section
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "model.dropout=high"], "model: dropout must be a number, got 'high'"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.lr=abc"], "train.lr must be a number, got 'abc'"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.clip_norm=-1"], "train.clip_norm must be > 0 or null, got -1"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.early_stopping=0"], "train.early_stopping must be a positive integer or null"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "model.transition=sepconv", "--set", "model.conv_kernel_size=4"],
+         "conv_kernel_size must be odd for a sepconv transition over a whole sequence"),
     ],
 )
 def test_cli_errors_are_one_line_without_traceback(tmp_path, tiny_config, args, message):
@@ -161,6 +168,25 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     inputs.write_text("12\n3x\n")
     bad_line = run_ut("generate", str(run), "--input-file", str(inputs))
     assert bad_line.returncode == 2 and f"{inputs}:2: character 'x' at position 1" in bad_line.stderr
+    inputs.write_text("12\n\n34\n")
+    blank = run_ut("generate", str(run), "--input-file", str(inputs))
+    assert blank.returncode == 2 and f"{inputs}:2: the input is empty" in blank.stderr
+    # decoding options out of range, or ignored, are refused with the flag named
+    for options, message in ((["--beam", "0"], "--beam must be >= 1, got 0"),
+                             (["--beam", "2", "--nbest", "5"], "--nbest (5) cannot exceed --beam (2)"),
+                             (["--batch-size", "0"], "--batch-size must be >= 1, got 0"),
+                             (["--temperature", "0.5"], "--temperature shape(s) sampling: add --sample"),
+                             (["--sample", "--temperature", "0"], "--temperature must be > 0, got 0.0"),
+                             (["--sample", "--top-p", "2"], "--top-p must be in (0, 1], got 2.0"),
+                             (["--sample", "--beam", "2"], "--sample and --beam exclude each other")):
+        refused = run_ut("generate", str(run), "--input", "12", *options)
+        assert refused.returncode == 2 and message in refused.stderr, (options, refused.stderr)
+        assert "Traceback" not in refused.stderr
+    sampled = run_ut("generate", str(run), "--input", "12", "--sample", "--temperature", "0.7", "--top-k", "3")
+    assert sampled.returncode == 0 and set(sampled.stdout.strip()) <= set("0123456789+"), sampled.stderr
+    if not torch.cuda.is_available():
+        no_gpu = run_ut("eval", str(run), "--device", "cuda")
+        assert no_gpu.returncode == 2 and "no CUDA device is visible" in no_gpu.stderr and "Traceback" not in no_gpu.stderr
 
 
 def test_gradient_accumulation_equals_one_big_batch(tmp_path):

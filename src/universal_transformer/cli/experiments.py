@@ -37,7 +37,8 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (the paper: best of 10 on bAbI)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.steps=3000")
-    p.add_argument("--device", default=None)
+    p.add_argument("--device", default=None, choices=("cpu", "cuda"),
+                   help="where the runs train (default: CUDA when present, else the CPU)")
     bab = p.add_argument_group("bAbI")
     bab.add_argument("--tasks", nargs="+", default=None, help="task numbers, or 'all' (bAbI default: all)")
     bab.add_argument("--data", dest="data_set", choices=("en", "en-10k"), default=None,
@@ -46,9 +47,12 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_sweep)
 
     p = commands.add_parser("plot", aliases=["babi-plot"],
-                            help="plot what a trained model does on one example (bAbI: attention per step and head, ponder time)")
+                            help="plot what a trained model does on one example (bAbI: attention per step and head, ponder time)",
+                            description="Figures of what RUN_DIR/best does on one example of a split: attention per "
+                            "recurrent step and head, and (ACT) ponder time per position, for bAbI stories and algorithmic "
+                            "inputs. Writes PNGs under RUN_DIR/plots/ (or --out).")
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", default="test", help="the split the example comes from (default test)")
     p.add_argument("--index", type=int, default=0, help="which example of the split (with --task: of that task's)")
     p.add_argument("--task", type=int, default=None, metavar="N",
                    help="bAbI: a story of task N (of a joint model's tasks), --index counting among its questions")

@@ -21,7 +21,7 @@ from ..models import PretrainedModel
 from ..registry import build_task
 from ..tasks.base import Task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
-from ..training.distributed import shutdown_distributed
+from ..training.distributed import check_device, shutdown_distributed
 from ..training.offsets import evaluated
 from ..training.trainer import Trainer
 
@@ -70,10 +70,12 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser("eval", help="evaluate a trained run and print a table",
                             description="Evaluate RUN_DIR/best (or the model at --model) on a split; writes RUN_DIR/eval-SPLIT.json "
                             "(eval-SPLIT-stepsN.json with --steps N, eval-SPLIT-OPTION=VALUE.json with a --set that "
-                            "changes what is scored, e.g. eval-test-length_draw=operand.json: the run's own score stays).")
+                            "changes what is scored, e.g. eval-test-length_draw=operand.json, and "
+                            "eval-SPLIT-model=NAME.json with --model RUN_DIR/NAME: the run's own score stays).")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--split", default="test",
-                   help="validation or test (default test); bAbI also train (its training stories: underfitting or overfitting?)")
+                   help="validation or test (default test); bAbI also train (its training stories: underfitting or "
+                   "overfitting?); a language model also benchmarks (agreement and LAMBADA sets, task.agreement / task.lambada)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override task options, e.g. --set 'task.test_lengths=[400,800]'; or "
                    "--set train.eval_position_offsets=true (offsets drawn as in training, for models trained "
@@ -86,7 +88,7 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
                    help="a joint run trained with train.keep_best_per_task: score each task with the model best on "
                    "its own validation (RUN_DIR/best-per-task/NAME), as one evaluation; test split only. Record it as "
                    "JOINT-per-task for the joint run's record JOINT: the babi-readings table sets them side by side")
-    p.add_argument("--device", default="cpu")
+    add_device_argument(p)
     add_threads_argument(p)
     _add_record_arguments(p)
     p.set_defaults(run=run_eval)
@@ -105,13 +107,15 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--length-penalty", type=float, default=0.6, help="beam search: GNMT alpha (default 0.6)")
     p.add_argument("--nbest", type=int, default=1, help="beam search: print the N best outputs per input")
     p.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--top-k", type=int, default=None)
-    p.add_argument("--top-p", type=float, default=None)
+    p.add_argument("--temperature", type=float, default=None, help="with --sample: divides the logits (default 1)")
+    p.add_argument("--top-k", type=int, default=None, help="with --sample: draw from the K likeliest tokens")
+    p.add_argument("--top-p", type=float, default=None,
+                   help="with --sample: draw from the fewest tokens whose probability reaches P (nucleus)")
     p.add_argument("--steps", type=int, default=None,
                    help="recurrent steps at inference (ACT: the step limit), e.g. more than in training")
     add_window_arguments(p)
-    p.add_argument("--batch-size", type=int, default=64, help="inputs decoded together")
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="inputs decoded together, longest first (a language model's prompts: of one length)")
     add_threads_argument(p)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run_generate)
@@ -156,6 +160,11 @@ def run_publish(args: argparse.Namespace) -> int:
         shutil.copy2(args.run_dir / "config.yaml", target / "config.yaml")
     print(f"wrote {target} ({size:.1f} MB); re-score it with: ut eval {target} --split test")
     return 0
+
+
+def add_device_argument(p: argparse.ArgumentParser) -> None:
+    """``--device`` of the commands that load a trained model (``ut eval``, ``translate``)."""
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the model runs (default cpu)")
 
 
 def add_threads_argument(p: argparse.ArgumentParser) -> None:
@@ -238,6 +247,16 @@ def _file_safe(value: Any) -> str:
     return safe if len(safe) <= 24 else hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
+def _model_name(model_dir: Path, run_dir: Path) -> str:
+    """``--model``'s folder as a piece of a file name: its path inside the run folder
+    (``avg5``, ``best-per-task/task3``), else its own name."""
+    try:
+        name = model_dir.resolve().relative_to(run_dir.resolve()).as_posix()
+    except ValueError:
+        name = model_dir.resolve().name
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", name).strip("_") or "model"
+
+
 def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
                 window: int | None = None, window_scope: str = "all", task: Task | None = None) -> PretrainedModel:
     """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given;
@@ -245,6 +264,7 @@ def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int
     folder = model_dir or run_dir / "best"
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
+    check_device(device)
     model = PretrainedModel.from_pretrained(folder).to(device).eval()
     if task is not None:
         check_task_fits(task, model, folder)
@@ -305,6 +325,8 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.overrides:
         trained = load_run(args.run_dir, [])
         suffix += "".join(f"-{name}={_file_safe(value)}" for name, value in changed_eval_options(trained, experiment))
+    if args.model is not None and args.model.resolve() != (args.run_dir / "best").resolve():
+        suffix += f"-model={_model_name(args.model, args.run_dir)}"
     out = args.run_dir / f"eval-{args.split}{suffix}.json"
     out.write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"wrote {out}")
@@ -488,8 +510,44 @@ def _brought_up_to_date(record, run_dir: Path, experiment: ExperimentConfig):
     })
 
 
+def _check_generate_options(args: argparse.Namespace) -> None:
+    """Refuse decoding options that are out of range or would be ignored, naming the flag."""
+    for flag, value, least in (("--batch-size", args.batch_size, 1), ("--max-new-tokens", args.max_new_tokens, 1),
+                               ("--beam", args.beam, 1), ("--nbest", args.nbest, 1), ("--top-k", args.top_k, 1)):
+        if value is not None and value < least:
+            raise ConfigError(f"{flag} must be >= {least}, got {value}")
+    if args.nbest > 1 and not args.beam:
+        raise ConfigError("--nbest needs --beam")
+    if args.beam and args.nbest > args.beam:
+        raise ConfigError(f"--nbest ({args.nbest}) cannot exceed --beam ({args.beam}): the search keeps {args.beam} hypotheses")
+    sampling = [flag for flag, value in (("--temperature", args.temperature), ("--top-k", args.top_k),
+                                         ("--top-p", args.top_p)) if value is not None]
+    if args.sample and args.beam:
+        raise ConfigError("--sample and --beam exclude each other (beam search is deterministic)")
+    if sampling and not args.sample:
+        raise ConfigError(f"{', '.join(sampling)} shape(s) sampling: add --sample (greedy decoding would ignore it)")
+    if args.temperature is not None and not args.temperature > 0:
+        raise ConfigError(f"--temperature must be > 0, got {args.temperature}")
+    if args.top_p is not None and not 0 < args.top_p <= 1:
+        raise ConfigError(f"--top-p must be in (0, 1], got {args.top_p}")
+
+
+def _decoding_batches(lengths: list[int], size: int, *, one_length: bool) -> list[list[int]]:
+    """Indices of the inputs, longest first, ``size`` at a time (little padding); with
+    ``one_length`` (a language model's prompts, which cannot be padded) a batch also ends
+    where the length changes."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if not batches or len(batches[-1]) == size or (one_length and lengths[batches[-1][0]] != lengths[i]):
+            batches.append([])
+        batches[-1].append(i)
+    return batches
+
+
 def run_generate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
+    _check_generate_options(args)
     experiment = load_run(args.run_dir, [])
     task = build_task(experiment.task, seed=experiment.train.seed)
     # As evaluation sees it: a run with train.eval_position_offsets decodes with drawn offsets
@@ -504,34 +562,39 @@ def run_generate(args: argparse.Namespace) -> int:
         if not args.input_file.is_file():
             raise ConfigError(f"{args.input_file}: input file not found")
         texts = args.input_file.read_text(encoding="utf-8-sig").splitlines()
-    if args.nbest > 1 and not args.beam:
-        raise ConfigError("--nbest needs --beam")
+    rows = []
+    for i, text in enumerate(texts, start=1):
+        where = f"{args.input_file}:{i}" if args.input is None else "--input"
+        try:
+            row = task.encode_text(text)[0]
+        except ValueError as err:
+            raise ConfigError(f"{where}: {err}") from None
+        if row.numel() == 0:
+            raise ConfigError(f"{where}: the input is empty")
+        rows.append(row)
     gen = torch.Generator().manual_seed(args.seed)
-    for start in range(0, len(texts), args.batch_size):
-        chunk = texts[start : start + args.batch_size]
-        rows = []
-        for i, text in enumerate(chunk, start=start + 1):
-            try:
-                rows.append(task.encode_text(text)[0])
-            except ValueError as err:
-                where = f"{args.input_file}:{i}" if args.input is None else "--input"
-                raise ConfigError(f"{where}: {err}") from None
-        inputs = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=model.config.pad_id)
-        # Each input's own limit (2 x its length + 8 by default), so batching changes no output.
-        limits = [args.max_new_tokens or 2 * len(row) + 8 for row in rows]
+    outputs: list[list[str]] = [[] for _ in rows]
+    one_length = not getattr(model, "is_encoder_decoder", False)
+    for chunk in _decoding_batches([len(row) for row in rows], args.batch_size, one_length=one_length):
+        inputs = torch.nn.utils.rnn.pad_sequence([rows[i] for i in chunk], batch_first=True,
+                                                 padding_value=model.config.pad_id)
         if args.beam:
             lengths = dict(max_new_tokens=args.max_new_tokens) if args.max_new_tokens else dict(max_length_a=2, max_length_b=8)
             result = beam_search(model, inputs, beam_size=args.beam, length_penalty=args.length_penalty,
                                  nbest=args.nbest, **lengths)
-            for hypotheses in result.hypotheses:
-                for hyp in hypotheses:
-                    text = task.decode_tokens(hyp.tokens)
-                    print(f"{hyp.score:.4f}\t{text}" if args.nbest > 1 else text)
+            for i, hypotheses in zip(chunk, result.hypotheses):
+                outputs[i] = [f"{hyp.score:.4f}\t{task.decode_tokens(hyp.tokens)}" if args.nbest > 1
+                              else task.decode_tokens(hyp.tokens) for hyp in hypotheses]
         else:
+            # Each input's own limit (2 x its length + 8 by default), so batching changes no greedy output.
+            limits = [args.max_new_tokens or 2 * len(rows[i]) + 8 for i in chunk]
             tokens = generate(model, inputs, max_new_tokens=max(limits), do_sample=args.sample,
-                              temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, generator=gen)
-            for row, limit in zip(tokens.tolist(), limits):
-                print(task.decode_tokens(row[:limit]))
+                              temperature=args.temperature or 1.0, top_k=args.top_k, top_p=args.top_p, generator=gen)
+            for i, row, limit in zip(chunk, tokens.tolist(), limits):
+                outputs[i] = [task.decode_tokens(row[:limit])]
+    for lines in outputs:
+        for line in lines:
+            print(line)
     return 0
 
 

@@ -12,7 +12,7 @@ from ..data.textfile import decode_text_lines
 from ..data.tokenizer import MODEL_TYPES, TokenizerError, train_tokenizer
 from ..registry import build_task
 from ..training.averaging import average_checkpoints
-from .run import add_threads_argument, load_model, load_run, set_threads
+from .run import add_device_argument, add_threads_argument, load_model, load_run, set_threads
 
 
 def add_translation_parsers(commands: argparse._SubParsersAction) -> None:
@@ -52,7 +52,7 @@ def add_translation_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--max-length-b", type=int, default=None)
     p.add_argument("--batch-size", type=int, default=None, help="sentences decoded together (default task.eval_batch_size)")
     p.add_argument("--steps", type=int, default=None, help="recurrent steps at inference (ACT: the step limit)")
-    p.add_argument("--device", default="cpu")
+    add_device_argument(p)
     add_threads_argument(p)
     p.set_defaults(run=run_translate)
 

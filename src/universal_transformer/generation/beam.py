@@ -47,7 +47,7 @@ from typing import Callable, Literal, get_args
 import torch
 from torch import Tensor
 
-from .protocol import Decoder, eval_mode, expand_state, reorder_state
+from .protocol import Decoder, check_decoder, eval_mode, expand_state, reorder_state
 
 LengthPenaltyKind = Literal["gnmt", "plain"]
 
@@ -121,10 +121,9 @@ def beam_search(
     """
     config = model.config
     eos = config.eos_id if eos_id is None else eos_id
+    check_decoder(model, eos)
     max_lengths = _max_lengths(inputs, config.pad_id, max_new_tokens, max_length_a, max_length_b)
     _check_arguments(beam_size, nbest, min_length, length_penalty_kind, max_lengths)
-    if eos == config.pad_id:
-        raise ValueError(f"eos_id ({eos}) must differ from pad_id: padding is never generated")
     k = beam_size
     batch = inputs.shape[0]
     if batch == 0:

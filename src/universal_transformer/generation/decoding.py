@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .protocol import Decoder, UncachedDecoder, eval_mode
+from .protocol import Decoder, UncachedDecoder, check_decoder, eval_mode
 
 
 def choose_next(
@@ -69,6 +69,7 @@ def generate(
     """
     config = model.config
     eos = config.eos_id if eos_id is None else eos_id
+    check_decoder(model, eos)
     out = []
     with eval_mode(model):
         state, logits = model.prefill(inputs)

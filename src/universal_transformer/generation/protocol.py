@@ -67,6 +67,32 @@ class Decoder(Protocol):
     def train(self, mode: bool = True) -> Any: ...
 
 
+def check_decoder(model: Any, eos_id: int) -> None:
+    """Refuse a model that cannot be decoded token by token (a classifier, say), naming it,
+    and an end-of-sequence id that is the padding id (padding is never generated, so such
+    a sequence could never end)."""
+    if not (callable(getattr(model, "prefill", None)) and callable(getattr(model, "decode_step", None))):
+        raise TypeError(f"a {type(model).__name__} is not a decoder (it has no prefill/decode_step): generation "
+                        "takes an encoder-decoder or a language model")
+    if eos_id == model.config.pad_id:
+        raise ValueError(f"eos_id ({eos_id}) must differ from pad_id: padding is never generated")
+
+
+def check_prompt(prompt: Tensor, pad_id: int) -> None:
+    """Refuse a language model's batch of prompts that holds padding: prompts of different
+    lengths, padded to one. Its next-token logits would be read at a padding position (or,
+    left-padded, after padding the model attends to), so those rows would get another model's
+    output without an error. Decode prompts of one length together (``ut generate`` groups
+    them so)."""
+    padded = (prompt == pad_id).any(dim=1)
+    if bool(padded.any()):
+        row = int(padded.nonzero()[0, 0])
+        raise ValueError(
+            f"prompt row {row} holds the padding id {pad_id}: a language model decodes a batch of prompts of one "
+            "length (padding would be read as context); decode prompts of different lengths in separate batches"
+        )
+
+
 def reorder_state(state: Any, index: Tensor) -> None:
     """Keep batch rows ``index`` of a decoding state, in place (beam reordering, expansion, pruning).
 

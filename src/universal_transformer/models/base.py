@@ -13,6 +13,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor, nn
 
 from ..config import ConfigError, ModelConfig
+from ..generation.protocol import check_prompt
 from ..modules.recurrence import HaltingStats
 
 CONFIG_NAME = "config.json"
@@ -55,7 +56,16 @@ class PretrainedModel(nn.Module):
             MODEL_CLASSES[cls.__name__] = cls
 
     def num_parameters(self) -> int:
+        """The number of parameters (shared weights counted once)."""
         return sum(p.numel() for p in self.parameters())
+
+    def _set_config(self, config: ModelConfig) -> None:
+        """Keep ``config`` as ``self.config``, refusing a config of another model family
+        (an ``LSTMConfig`` for a UT, say) before any of its fields is read."""
+        if not isinstance(config, self.config_class):
+            raise ConfigError(f"{type(self).__name__} takes a {self.config_class.__name__}, "
+                              f"not a {type(config).__name__}")
+        self.config = config
 
     def save_pretrained(self, directory: str | Path) -> Path:
         """Write ``config.json`` and ``model.safetensors`` into ``directory`` (created if needed).
@@ -77,11 +87,16 @@ class PretrainedModel(nn.Module):
 
     @classmethod
     def from_pretrained(cls, directory: str | Path, map_location: str | torch.device = "cpu") -> "PretrainedModel":
-        """Load a model saved by :meth:`save_pretrained`; errors name the file and the problem."""
+        """Load a model saved by :meth:`save_pretrained`, on ``map_location``, in the floating
+        dtype it was saved in and in eval mode (call ``.train()`` to train it on); errors name
+        the file and the problem."""
         directory = Path(directory)
         config_path, weights_path = directory / CONFIG_NAME, directory / WEIGHTS_NAME
         if not directory.is_dir():
             raise LoadError(f"{directory}: no such directory")
+        if not config_path.is_file() and (directory / "best" / CONFIG_NAME).is_file():
+            raise LoadError(f"{config_path}: missing config file; {directory} is a run folder: its model is in "
+                            f"{directory / 'best'}")
         if not config_path.is_file():
             raise LoadError(f"{config_path}: missing config file (save_pretrained writes it)")
         if not weights_path.is_file():
@@ -107,8 +122,23 @@ class PretrainedModel(nn.Module):
         except (SafetensorError, OSError) as err:
             raise LoadError(f"{weights_path}: cannot read safetensors file: {err}") from None
         _check_state(model.state_dict(), tensors, weights_path)
+        dtypes = {t.dtype for t in tensors.values() if t.is_floating_point()}
+        if len(dtypes) == 1:  # a model saved in float64 or bfloat16 comes back so
+            model.to(dtypes.pop())
         model.load_state_dict(tensors)
-        return model
+        return model.to(map_location).eval()
+
+
+class LanguageModelDecoding:
+    """``prefill`` of the decoder-only models (:class:`~.transformer.UTLanguageModel`,
+    :class:`~.lstm.LSTMLanguageModel`), from their ``start_decoding`` and ``decode_step``."""
+
+    def prefill(self, prompt: Tensor) -> tuple[Any, Tensor]:
+        """Run the prompt ``[B, n]`` through once; returns the state and next-token logits.
+        The prompts of a batch are of one length (no padding: :func:`check_prompt`)."""
+        check_prompt(prompt, self.config.pad_id)
+        state = self.start_decoding()
+        return state, self.decode_step(prompt, state)[:, -1]
 
 
 def _check_state(expected: dict[str, Tensor], found: dict[str, Tensor], path: Path) -> None:

@@ -11,7 +11,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from ..config import LSTMConfig
 from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
-from .base import ModelOutput, PretrainedModel
+from .base import LanguageModelDecoding, ModelOutput, PretrainedModel
 from ..objective import compute_loss
 
 
@@ -42,7 +42,7 @@ class LSTMSeq2Seq(PretrainedModel):
 
     def __init__(self, config: LSTMConfig) -> None:
         super().__init__()
-        self.config = config
+        self._set_config(config)
         d = config.d_model
         self.src_embed = TokenEmbedding(config.vocab_size, d, scale=False)
         self.tgt_embed = TokenEmbedding(config.tgt_vocab_size, d, scale=False) if config.target_vocab_size else None
@@ -102,12 +102,15 @@ class LSTMSeq2Seq(PretrainedModel):
         return self.config.pad_id
 
     def prefill(self, src: Tensor, prefix: Tensor | None = None) -> tuple[LSTMDecodingState, Tensor]:
+        """Encode ``src [B, L]`` and feed ``prefix`` (default ``bos``); returns the state and the
+        next-token logits ``[B, V]``."""
         state = self._encode(src)
         if prefix is None:
             prefix = src.new_full((src.shape[0], 1), self.config.bos_id)
         return state, self._decode(prefix, state)[:, -1]
 
     def decode_step(self, tokens: Tensor, state: LSTMDecodingState) -> Tensor:
+        """Feed ``tokens [B, n]`` after those in ``state`` (updated in place); logits ``[B, n, V]``."""
         return self._decode(tokens, state)
 
 
@@ -122,7 +125,7 @@ class LSTMLMState:
             self.hidden = tuple(h.index_select(1, index) for h in self.hidden)  # type: ignore[assignment]
 
 
-class LSTMLanguageModel(PretrainedModel):
+class LSTMLanguageModel(LanguageModelDecoding, PretrainedModel):
     """A multi-layer LSTM language model (embedding, LSTM, tied softmax; dropout between, as
     Zaremba et al. 2014): the baseline of the language-modelling tasks.
 
@@ -138,7 +141,7 @@ class LSTMLanguageModel(PretrainedModel):
 
     def __init__(self, config: LSTMConfig) -> None:
         super().__init__()
-        self.config = config
+        self._set_config(config)
         d = config.d_model
         self.embed = TokenEmbedding(config.vocab_size, d, scale=False)
         self.lstm = nn.LSTM(d, d, config.num_layers, batch_first=True, dropout=config.dropout if config.num_layers > 1 else 0.0)
@@ -171,12 +174,9 @@ class LSTMLanguageModel(PretrainedModel):
         return output
 
     def start_decoding(self) -> LSTMLMState:
+        """An empty state, for :meth:`decode_step` (``prefill`` feeds it a prompt)."""
         return LSTMLMState()
 
     def decode_step(self, tokens: Tensor, state: LSTMLMState) -> Tensor:
+        """Feed ``tokens [B, n]`` after those in ``state`` (updated in place); logits ``[B, n, V]``."""
         return self(tokens, cache=state).logits
-
-    def prefill(self, prompt: Tensor) -> tuple[LSTMLMState, Tensor]:
-        """Run the prompt ``[B, n]`` through once; returns the state and next-token logits."""
-        state = self.start_decoding()
-        return state, self.decode_step(prompt, state)[:, -1]

@@ -17,7 +17,7 @@ from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
 from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
 from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
-from .base import ModelOutput, PretrainedModel
+from .base import LanguageModelDecoding, ModelOutput, PretrainedModel
 
 _KEEP = object()  # configure_runtime: leave this choice as it is
 
@@ -44,10 +44,10 @@ class _UTBase(PretrainedModel):
 
     def __init__(self, config: UTConfig) -> None:
         super().__init__()
+        self._set_config(config)
         if config.position_restart_id is not None and not self.restarts_positions:
             raise ConfigError(f"position_restart_id restarts an encoder-decoder's source positions; "
                               f"{type(self).__name__} has no source")
-        self.config = config
         self.embedding_dropout = Dropout(config.embedding_dropout)
 
     @staticmethod
@@ -190,6 +190,8 @@ class UniversalTransformer(_UTBase):
         return self._positions(src, position_offset, per_step=True, restart_id=self.config.position_restart_id)
 
     def encode(self, src: Tensor, *, need_weights: bool = False, position_offset: Tensor | None = None) -> StackOutput:
+        """The encoder's output for ``src [B, L]`` (hidden states, halting statistics and, with
+        ``need_weights``, attention weights per step)."""
         return self._encode(src, position_offset, need_weights=need_weights)[0]
 
     def _encode(self, src: Tensor, offset: Tensor | None, *, need_weights: bool = False) -> tuple[StackOutput, Tensor | None]:
@@ -292,7 +294,7 @@ class UniversalTransformer(_UTBase):
         return state, self.decode_step(prefix, state)[:, -1]
 
 
-class UTLanguageModel(_UTBase):
+class UTLanguageModel(LanguageModelDecoding, _UTBase):
     """Decoder-only UT (causal self-attention, no cross-attention): next-token prediction."""
 
     def __init__(self, config: UTConfig) -> None:
@@ -324,17 +326,14 @@ class UTLanguageModel(_UTBase):
         return self._finish(self._logits(out.hidden), labels, {"decoder": out}, label_smoothing)
 
     def start_decoding(self) -> DecodingState:
+        """An empty key/value cache, for :meth:`decode_step` (``prefill`` feeds it a prompt)."""
         return DecodingState(self.decoder.new_cache())
 
     def decode_step(self, tokens: Tensor, state: DecodingState) -> Tensor:
+        """Feed ``tokens [B, n]`` after those in ``state`` (updated in place); logits ``[B, n, V]``."""
         # The decoder alone: no loss or ponder cost to assemble at every generated token.
         out = self.decoder(self.embedding_dropout(self.embed(tokens)), cache=state.cache)
         return self._logits(out.hidden)
-
-    def prefill(self, prompt: Tensor) -> tuple[DecodingState, Tensor]:
-        """Run the prompt ``[B, n]`` through once; returns the state and next-token logits."""
-        state = self.start_decoding()
-        return state, self.decode_step(prompt, state)[:, -1]
 
 
 class _UTClassifierBase(_UTBase):
@@ -345,11 +344,6 @@ class _UTClassifierBase(_UTBase):
     config: UTClassifierConfig
 
     def __init__(self, config: UTClassifierConfig) -> None:
-        if not isinstance(config, UTClassifierConfig):
-            raise ConfigError(
-                f"{type(self).__name__} takes a {self.config_class.__name__} (with num_classes and pooling), "
-                f"not a {type(config).__name__}"
-            )
         super().__init__(config)
         if config.num_classes is None:
             raise ConfigError(f"{type(self).__name__} needs num_classes in the config")
@@ -395,6 +389,8 @@ class UTEncoderClassifier(_UTClassifierBase):
         need_weights: bool = False,
         position_offset: Tensor | None = None,
     ) -> ModelOutput:
+        """Class logits ``[B, num_classes]`` of ``tokens [B, L]`` (or of ``inputs_embeds [B, L, d]``
+        with ``padding [B, L]``), read by ``config.pooling``; with ``labels [B]`` also the loss."""
         if (tokens is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of tokens or inputs_embeds")
         if tokens is not None:

@@ -36,7 +36,9 @@ class HaltingStats:
 
     @property
     def ponder_time(self) -> Tensor:
-        """``n_updates + remainders`` per position (the paper's ponder time)."""
+        """``n_updates + remainders`` per position: Graves' ponder time N + R, what the ponder
+        cost averages. The paper's "ponder time" (its Section 3.1 and Figure 3) is the depth N
+        alone, ``n_updates`` (docs/design.md)."""
         return self.n_updates + self.remainders
 
     def ponder_sum(self) -> tuple[Tensor, int]:

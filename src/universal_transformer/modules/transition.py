@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..config import ConfigError
 from .dropout import Dropout
 
 
@@ -49,7 +50,8 @@ def _conv_over_positions(
 
 def _depthwise(channels: int, kernel_size: int, causal: bool) -> nn.Conv1d:
     if not causal and kernel_size % 2 == 0:
-        raise ValueError(f"a non-causal separable convolution needs an odd kernel size, got {kernel_size}")
+        raise ConfigError(f"conv_kernel_size must be odd for a sepconv transition over a whole sequence (an encoder), "
+                          f"so that it is centred on each position; got {kernel_size}")
     return nn.Conv1d(channels, channels, kernel_size, groups=channels, bias=False)
 
 

@@ -40,7 +40,7 @@ class NumberPredictionOptions(TaskOptions):
     data_dir: str = "../shared/data/agreement/rnn_agr_simple"
     train: str = "numpred.train"
     validation: str = "numpred.val"
-    test: list[str] = field(default_factory=lambda: ["numpred.test.*"])
+    test: list[str] | str = field(default_factory=lambda: ["numpred.test.*"])  # one name: a list of one
     lowercase: bool = False
     vocab_min_count: int = 1
     vocab_max_size: int | None = None
@@ -48,6 +48,7 @@ class NumberPredictionOptions(TaskOptions):
     eval_batch_size: int = 256
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("vocab_min_count", "max_length", "eval_batch_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

@@ -72,6 +72,7 @@ class AlgorithmicOptions(TaskOptions):
     length_penalty: float = 0.6
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.train_examples is not None and int(self.train_examples) < 1:
             raise ConfigError(f"task.train_examples must be a positive number of examples or null, got {self.train_examples}")
         if self.task not in TASKS:

@@ -171,6 +171,7 @@ class BabiOptions(TaskOptions):
     attention_stats: bool = False
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
         parse_tasks(self.tasks)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from torch import Tensor, nn
 
-from ..config import ConfigError, reject_unknown_keys
+from ..config import ConfigError, check_field_types, reject_unknown_keys
 from ..data.batch import Batch
 
 
@@ -28,6 +28,10 @@ class TaskOptions:
     # Options that only change how the test split is decoded (e.g. a beam size): a run may
     # be resumed with them changed, since they alter neither training nor model selection.
     test_only: ClassVar[frozenset[str]] = frozenset()
+
+    def __post_init__(self) -> None:
+        """Every option of its annotated type; a subclass checks its values after calling this."""
+        check_field_types(self, prefix="task.")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "task") -> "TaskOptions":

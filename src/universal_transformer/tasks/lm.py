@@ -79,6 +79,7 @@ class LMOptions(TaskOptions):
     lambada: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("context_length", "eval_batch_size", "vocab_min_count"):
             _positive(name, getattr(self, name))
         for name in ("eval_stride", "vocab_max_size", "validation_max_tokens"):

@@ -88,6 +88,7 @@ class LTEOptions(TaskOptions):
     sort_pool: int = 1
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.task not in TASKS:
             raise ConfigError(f"task.task must be one of {', '.join(TASKS)}, got {self.task!r}")
         defaults = TASK_DEFAULTS[self.task]

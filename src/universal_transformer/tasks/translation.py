@@ -75,6 +75,7 @@ class TranslationOptions(TaskOptions):
     validation_sentences: int | None = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("source_lang", "target_lang", "train_prefix", "validation_prefix", "test_prefix"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ConfigError(f"task.{name} must be a non-empty string, got {getattr(self, name)!r}")

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..config import ConfigError, ModelConfig, reject_unknown_keys
+from ..config import ConfigError, ModelConfig, check_field_types, reject_unknown_keys
 from ..registry import model_class as lookup_model_class
 from ..registry import task_options
 from ..tasks.base import TaskOptions
@@ -82,6 +82,7 @@ class TrainConfig:
     keep_best_per_task: bool = False
 
     def __post_init__(self) -> None:
+        check_field_types(self, prefix="train.")
         self.betas = tuple(self.betas)  # type: ignore[assignment]
         if self.optimizer not in ("adam", "adamw"):
             raise ConfigError(f"train.optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
@@ -91,13 +92,26 @@ class TrainConfig:
             raise ConfigError(f"train.precision must be 'fp32', 'bf16' or 'auto', got {self.precision!r}")
         for name in ("steps", "grad_accum", "batch_tokens", "max_batch_size", "eval_every", "log_every", "keep_last"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if value < 1:
                 raise ConfigError(f"train.{name} must be a positive integer, got {value!r}")
-        if self.lr <= 0:
-            raise ConfigError(f"train.lr must be > 0, got {self.lr!r}")
+        for name in ("threads", "early_stopping"):  # None: torch's default threads; no early stopping
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"train.{name} must be a positive integer or null, got {value!r}")
+        for name in ("lr", "eps", "clip_norm"):  # a clip_norm below 0 would flip the gradient
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"train.{name} must be > 0{' or null' if name == 'clip_norm' else ''}, got {value!r}")
+        if self.time_limit is not None and self.time_limit < 0:  # 0: stop after the first step
+            raise ConfigError(f"train.time_limit must be a number of seconds >= 0 or null, got {self.time_limit!r}")
+        if not all(0 <= beta < 1 for beta in self.betas):
+            raise ConfigError(f"train.betas must be two numbers in [0, 1), got {list(self.betas)!r}")
+        for name in ("weight_decay", "warmup_steps"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"train.{name} must be >= 0, got {getattr(self, name)!r}")
         if not 0 <= self.label_smoothing < 1:
             raise ConfigError(f"train.label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
-        if not isinstance(self.max_position_offset, int) or self.max_position_offset < 0:
+        if self.max_position_offset < 0:
             raise ConfigError(f"train.max_position_offset must be an integer >= 0, got {self.max_position_offset!r}")
         if self.position_offset_per not in ("example", "batch", "stack", "step"):
             raise ConfigError(
@@ -105,12 +119,10 @@ class TrainConfig:
             )
         if self.eval_position_offsets and not self.max_position_offset:
             raise ConfigError("train.eval_position_offsets draws offsets as in training: it needs train.max_position_offset >= 1")
-        if not isinstance(self.init_step, int) or isinstance(self.init_step, bool) or self.init_step < 0:
+        if self.init_step < 0:
             raise ConfigError(f"train.init_step must be an integer >= 0, got {self.init_step!r}")
         if self.init_step and not self.init_from:
             raise ConfigError("train.init_step starts a warm-started run at a step: it needs train.init_from")
-        if not isinstance(self.keep_best_per_task, bool):
-            raise ConfigError(f"train.keep_best_per_task must be true or false, got {self.keep_best_per_task!r}")
         if self.init_step >= self.steps:
             raise ConfigError(f"train.init_step ({self.init_step}) must be below train.steps ({self.steps})")
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from ..config import ConfigError
+
 
 @dataclass
 class DistributedContext:
@@ -29,11 +31,20 @@ class DistributedContext:
         return self.world_size > 1
 
 
+def check_device(device: str | None) -> None:
+    """Refuse a CUDA device on a machine without one, with what to do instead (torch would
+    fail deep inside the first ``.to`` with an assertion)."""
+    if device is not None and device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r}: no CUDA device is visible to this torch "
+                          f"({torch.__version__}); use --device cpu")
+
+
 def init_distributed(device: str | None = None) -> DistributedContext:
     """Join the process group if launched by torchrun (``WORLD_SIZE`` > 1); else a single process."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
+    check_device(device)
     use_cuda = (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
     if use_cuda:
         torch.cuda.set_device(local)
