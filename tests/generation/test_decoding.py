@@ -50,6 +50,13 @@ def test_a_language_model_refuses_padded_prompts(model):
         assert torch.equal(together[row], generate(model, same_length[row:row + 1], max_new_tokens=4, stop_at_eos=False)[0])
 
 
+def test_sampling_options_without_sampling_are_refused():
+    model = UTLanguageModel(small_config())
+    for options in (dict(temperature=0.5), dict(top_k=3), dict(top_p=0.9)):
+        with pytest.raises(ValueError, match="pass do_sample=True"):
+            generate(model, torch.tensor([[3, 4]]), max_new_tokens=2, **options)
+
+
 def test_a_model_that_is_not_a_decoder_is_refused_by_name():
     classifier = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=3))
     with pytest.raises(TypeError, match="a UTEncoderClassifier is not a decoder"):

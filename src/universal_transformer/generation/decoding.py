@@ -70,6 +70,8 @@ def generate(
     config = model.config
     eos = config.eos_id if eos_id is None else eos_id
     check_decoder(model, eos)
+    if not do_sample and (temperature != 1.0 or top_k is not None or top_p is not None):
+        raise ValueError("temperature, top_k and top_p shape sampling: pass do_sample=True (greedy decoding would ignore them)")
     out = []
     with eval_mode(model):
         state, logits = model.prefill(inputs)
