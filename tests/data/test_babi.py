@@ -55,6 +55,8 @@ def test_parses_stories_questions_answers_and_supporting_facts(tmp_path):
         ("1 Mary moved.\n2 Where is Mary?\t\t1\n", 2, "empty answer"),
         ("1 Mary moved.\n2 Where is Mary?\tbathroom\t7\n", 2, "supporting fact id '7' is not a fact line"),
         ("1 Mary moved.\n2 Where is Mary?\tbathroom\t2\n", 2, "supporting fact id '2' is not a fact line"),
+        ("1 Mary moved.\n2 Where is Mary?\tbathroom\t\n", 2, "no supporting fact ids after the answer"),
+        ("1 Mary moved.\n2 Where is Mary?  bathroom  1\n", 2, "a question without its tab-separated answer"),
     ],
 )
 def test_broken_files_name_file_line_and_problem(tmp_path, text, line, message):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -71,3 +72,7 @@ def test_jsonl_passages_and_crlf(tmp_path):
     (tmp_path / "t.jsonl").write_text(json.dumps({"text": "He said:\n\n\"Hi, Anna\""}) + "\r\n")
     passage, = read_lambada(tmp_path / "t.jsonl")
     assert passage.context == ["He", "said:", '"Hi,'] and passage.target == 'Anna"'
+    with gzip.open(tmp_path / "t.jsonl.gz", "wt") as handle:  # gzipped JSON lines are JSON lines too
+        handle.write(json.dumps({"text": "He said: Anna"}) + "\n")
+    passage, = read_lambada(tmp_path / "t.jsonl.gz")
+    assert passage.target == "Anna"

@@ -30,6 +30,21 @@ def test_splits_on_newlines_only(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("page\x0cbreak\nline\u2028separator\n", encoding="utf-8")
     assert read_lines(path) == ["page\x0cbreak", "line\u2028separator"]
+    path.write_bytes(b"old\rmac\rlines\r")  # a lone CR ends a line, as Python's universal newlines have it
+    assert read_lines(path) == ["old", "mac", "lines"]
+
+
+def test_a_folder_is_not_a_file(tmp_path):
+    (tmp_path / "d.en").mkdir()
+    with pytest.raises(ParallelFormatError, match=r"d.en: a folder, not a file"):
+        read_lines(tmp_path / "d.en")
+
+
+def test_an_empty_corpus_is_refused_by_name(tmp_path):
+    (tmp_path / "e.en").write_bytes(b"")
+    (tmp_path / "e.de").write_bytes(b"")
+    with pytest.raises(ParallelFormatError, match=r"e.en: no lines: an empty corpus"):
+        read_parallel(tmp_path / "e.en", tmp_path / "e.de")
 
 
 def test_reads_gzip_like_plain_text(tmp_path):

@@ -124,6 +124,12 @@ def test_missing_10k_file_falls_back_to_1k_and_says_so(capsys):
     assert len(task.splits["train"]) + len(task.splits["validation"]) == 1000
 
 
+@needs_data
+def test_a_test_answer_that_training_never_gives_is_named(capsys):
+    BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": 8}, seed=0)
+    assert "note: task 8 test: the answer 'football,apple,milk' answers no training question" in capsys.readouterr().err
+
+
 def test_bad_data_dir_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="no such bAbI folder"):
         BabiTask({"name": "babi", "data_dir": str(tmp_path), "set": "en", "tasks": 1}, seed=0)

@@ -124,6 +124,25 @@ def test_missing_and_broken_files_are_config_errors(tmp_path):
         LMTask(options, seed=0).evaluate(UTLanguageModel(small_config(vocab_size=13)), "validation")
 
 
+@pytest.mark.parametrize("split, content", [("validation", b""), ("test", b"\n\n")])
+def test_a_bad_or_empty_evaluation_file_fails_before_the_first_step(tmp_path, split, content):
+    """An empty file would score a perplexity of 1 (the best there is, picking the model and
+    stopping early); a bad one would fail at the first evaluation, losing the steps before it."""
+    options = corpus(tmp_path)
+    (tmp_path / f"{split}.txt").write_bytes(content)
+    experiment = ExperimentConfig.from_dict({
+        "model_class": "UTLanguageModel", "model": dict(d_model=16, num_heads=2, d_ff=32, num_steps=1),
+        "task": {**options, split: f"{split}.txt"}, "train": {"steps": 5, "eval_every": 5, "threads": 1},
+    })
+    trainer = Trainer(experiment, tmp_path / "run", progress=False, verbose=False)
+    with pytest.raises(ConfigError, match=rf"{split}.txt: no words to score \(task.{split}\)"):
+        trainer.fit()
+    assert trainer.step == 0
+    (tmp_path / f"{split}.txt").write_bytes(b"the cat\n\xff\n")
+    with pytest.raises(ConfigError, match=rf"{split}.txt:2: not valid UTF-8"):
+        Trainer(experiment, tmp_path / "run2", progress=False, verbose=False).fit()
+
+
 def test_lambada_format_trains_on_a_novels_folder(tmp_path):
     novels = tmp_path / "train-novels"
     for genre, novel in (("Adventure", "a.txt"), ("Romance", "b.txt")):

@@ -171,6 +171,9 @@ def test_cli_train_eval_generate_end_to_end(tmp_path, tiny_config):
     inputs.write_text("12\n\n34\n")
     blank = run_ut("generate", str(run), "--input-file", str(inputs))
     assert blank.returncode == 2 and f"{inputs}:2: the input is empty" in blank.stderr
+    inputs.write_bytes(b"12\n3\xe94\n")  # latin-1, read as every data file is
+    latin = run_ut("generate", str(run), "--input-file", str(inputs))
+    assert latin.returncode == 2 and f"{inputs}:2: not valid UTF-8" in latin.stderr and "Traceback" not in latin.stderr
     # decoding options out of range, or ignored, are refused with the flag named
     for options, message in ((["--beam", "0"], "--beam must be >= 1, got 0"),
                              (["--beam", "2", "--nbest", "5"], "--nbest (5) cannot exceed --beam (2)"),

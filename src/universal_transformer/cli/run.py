@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from ..config import ConfigError
+from ..data.textfile import decode_text_lines, read_text_lines
 from ..evaluation.records import PUBLISHED_MODELS, RunRecord
 from ..generation import beam_search, generate
 from ..models import PretrainedModel
@@ -557,14 +558,13 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.input is not None:
         texts = [args.input]
     elif str(args.input_file) == "-":
-        texts = sys.stdin.read().splitlines()
-    else:
-        if not args.input_file.is_file():
-            raise ConfigError(f"{args.input_file}: input file not found")
-        texts = args.input_file.read_text(encoding="utf-8-sig").splitlines()
+        texts = decode_text_lines(sys.stdin.buffer.read(), "<stdin>", ConfigError)
+    else:  # as every reader of the package: UTF-8 (errors with line and column), .gz, CRLF
+        texts = read_text_lines(args.input_file, ConfigError)
+    source = "<stdin>" if str(args.input_file) == "-" else args.input_file
     rows = []
     for i, text in enumerate(texts, start=1):
-        where = f"{args.input_file}:{i}" if args.input is None else "--input"
+        where = f"{source}:{i}" if args.input is None else "--input"
         try:
             row = task.encode_text(text)[0]
         except ValueError as err:

@@ -67,6 +67,9 @@ def tokenize(sentence: str) -> list[str]:
     return _WORD.findall(sentence.lower())
 
 
+_ASKS = re.compile(r"\w\s*\?")  # a word and a question mark: "Where is Mary?"
+
+
 def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
     """Parse one bAbI file into examples; raises :class:`BabiFormatError` on malformed input."""
     path = Path(path)
@@ -92,6 +95,9 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
             raise BabiFormatError(f"{where}: line id {line_id} follows {previous_id} (ids count up from 1 in a story)")
         previous_id = line_id
         if "\t" not in text:
+            if _ASKS.search(text):  # no fact of the 20 tasks asks anything: a question whose tabs were lost
+                raise BabiFormatError(f"{where}: a question without its tab-separated answer and supporting fact "
+                                      f"ids ('question<TAB>answer<TAB>ids'), got {line[:60]!r}")
             fact_index[line_id] = len(facts)
             facts.append(tokenize(text))
             continue
@@ -103,6 +109,8 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
         question, answer, support = (p.strip() for p in parts)
         if not answer:
             raise BabiFormatError(f"{where}: empty answer")
+        if not support:  # every question of the 20 tasks names the facts that answer it
+            raise BabiFormatError(f"{where}: no supporting fact ids after the answer")
         supporting = []
         for token in support.split():
             if not _is_number(token) or int(token) not in fact_index:
@@ -117,7 +125,7 @@ def read_babi(path: str | Path, task: int = 0) -> list[BabiExample]:
 
 def _text_lines(path: Path) -> list[str]:
     """The file's lines (BOM, CRLF and CR line ends accepted; bad bytes: a BabiFormatError naming the line)."""
-    return read_text_lines(path, BabiFormatError, lone_cr=True)
+    return read_text_lines(path, BabiFormatError)
 
 
 def _is_number(text: str) -> bool:

@@ -34,9 +34,10 @@ def _passage(words: list[str], path: Path, lineno: int) -> LambadaPassage:
 
 
 def read_lambada(path: str | Path, *, lowercase: bool = False) -> list[LambadaPassage]:
-    """Passages of a LAMBADA file: the official plain text, or ``.jsonl`` with a ``text`` field per line."""
+    """Passages of a LAMBADA file: the official plain text, or JSON lines (``.jsonl`` or ``.json``,
+    gzipped or not) with a ``text`` field per line."""
     path = Path(path)
-    jsonl = path.suffix == ".jsonl"
+    jsonl = path.name.lower().removesuffix(".gz").endswith((".jsonl", ".json"))  # lambada_test.jsonl(.gz)
     passages = []
     for lineno, text in read_lines(path):
         where = f"{path}:{lineno}"

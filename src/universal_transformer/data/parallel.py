@@ -28,8 +28,8 @@ class ParallelFormatError(ValueError):
 def read_lines(path: str | Path) -> list[str]:
     """The lines of a UTF-8 text file (``.gz``: gzipped), without line ends, BOM or trailing ``\\r``.
 
-    Only ``\\n`` (and ``\\r\\n``) end a line: ``str.splitlines`` would also split at form
-    feeds and Unicode separators inside a sentence and misalign the two sides."""
+    ``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line, nothing else: ``str.splitlines`` would
+    also split at form feeds and Unicode separators inside a sentence and misalign the two sides."""
     return read_text_lines(path, ParallelFormatError)
 
 
@@ -53,6 +53,8 @@ class ParallelCorpus:
 def read_parallel(source: str | Path, target: str | Path) -> ParallelCorpus:
     """Read two aligned files; :class:`ParallelFormatError` if they differ in line count."""
     sources, targets = read_lines(source), read_lines(target)
+    if not sources:
+        raise ParallelFormatError(f"{source}: no lines: an empty corpus")
     if len(sources) != len(targets):
         raise ParallelFormatError(
             f"misaligned parallel files: {source} has {len(sources)} lines, {target} has {len(targets)}; "

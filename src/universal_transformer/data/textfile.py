@@ -10,14 +10,18 @@ import zlib
 from pathlib import Path
 
 
-def read_text_lines(path: str | Path, error: type[Exception] = ValueError, *, lone_cr: bool = False) -> list[str]:
+def read_text_lines(path: str | Path, error: type[Exception] = ValueError, *, lone_cr: bool = True) -> list[str]:
     """The lines of ``path`` without their line ends.
 
-    ``\\n`` and ``\\r\\n`` end lines (``lone_cr``: a lone ``\\r`` too, as old Mac files
-    have it); a final line end does not start another line. Problems raise ``error``
-    with a message that starts with the file (and line) it concerns.
+    ``\\n``, ``\\r\\n`` and (``lone_cr``, as Python's universal newlines) a lone ``\\r``, as
+    old Mac files have it, end lines; nothing else does (not form feeds or Unicode line
+    separators, which ``str.splitlines`` would split at inside a sentence). A final line end
+    does not start another line. Problems raise ``error`` with a message that starts with
+    the file (and line) it concerns.
     """
     path = Path(path)
+    if path.is_dir():
+        raise error(f"{path}: a folder, not a file")
     if not path.is_file():
         raise error(f"{path}: file not found")
     try:
@@ -31,7 +35,7 @@ def read_text_lines(path: str | Path, error: type[Exception] = ValueError, *, lo
     return decode_text_lines(data, str(path), error, lone_cr=lone_cr)
 
 
-def decode_text_lines(data: bytes, where: str, error: type[Exception] = ValueError, *, lone_cr: bool = False) -> list[str]:
+def decode_text_lines(data: bytes, where: str, error: type[Exception] = ValueError, *, lone_cr: bool = True) -> list[str]:
     """The lines of UTF-8 ``data`` (e.g. standard input), as :func:`read_text_lines` reads a file;
     errors name ``where``."""
     data = data.removeprefix(codecs.BOM_UTF8)  # here, not via "utf-8-sig", so offsets count from 0

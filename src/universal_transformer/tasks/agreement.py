@@ -123,10 +123,17 @@ class NumberPredictionTask(Task):
         if name not in self._splits:
             path = self.data_dir / self.options.validation if name == "validation" else self.test_files[name]
             try:
-                self._splits[name] = self._encode(self._read(path))
+                examples = self._read(path)
             except TextFormatError as err:
                 raise ConfigError(str(err)) from None
+            if not examples:
+                raise ConfigError(f"{path}: no examples to score")
+            self._splits[name] = self._encode(examples)
         return self._splits[name]
+
+    def check_evaluation_data(self) -> None:
+        for name in ["validation", *self.test_files]:
+            self.split(name)
 
     def model_overrides(self) -> dict[str, Any]:
         return {"vocab_size": len(self.vocab), "num_classes": len(NUMBER_LABELS), "pad_id": PAD_ID,

@@ -213,6 +213,11 @@ class BabiTask(Task):
             raise ConfigError(str(err)) from None
         self.words = self._vocabulary(raw["train"] + raw["validation"])
         self.answers = sorted({ex.answer for ex in raw["train"]}) + [UNKNOWN]
+        known = set(self.answers)
+        for split in ("validation", "test"):  # scored as the unknown answer: always an error, and said so
+            for task, answer in sorted({(ex.task, ex.answer) for ex in raw[split] if ex.answer not in known}):
+                print(f"note: task {task} {split}: the answer {answer!r} answers no training question; no model "
+                      "can give it, so its questions count as errors", file=sys.stderr)
         self.fact_words = max(len(s) for s in _sentences(raw["train"]))
         # The words that answer some training question of each task: the recency baseline's candidates.
         self.candidates: dict[int, set[str]] = {t: set() for t in self.tasks}

@@ -98,6 +98,13 @@ class Task(ABC):
         """Config values the task dictates (vocabulary size, special ids, ...)."""
         return {}
 
+    def check_evaluation_data(self) -> None:
+        """Read (and keep) every file that evaluation will read, raising :class:`ConfigError` for a
+        missing, malformed or empty one. The trainer calls it before its first step, so such a
+        file fails in seconds, not at the first evaluation or after the last step; the commands
+        that only decode (``ut generate``, ``ut translate``) never need those files. This default
+        has nothing to read: a task that reads its evaluation data when it is built."""
+
     def task_names(self) -> list[str]:
         """The tasks this one is made of (a joint bAbI model's ``task1``, ``task2``, ...), each
         scored in its own metrics ``NAME/...``; empty for a task that is one task."""

@@ -163,7 +163,21 @@ class LMTask(Task):
                     f"{self.data_dir / relative}: {self._cache[key].numel()} tokens, fewer than "
                     f"task.context_length + 1 ({self.context_length + 1})"
                 )
+            if split != "train" and self._cache[key].numel() < 2:  # nothing to predict: a perplexity of 1
+                raise ConfigError(f"{self.data_dir / relative}: no words to score (task.{split})")
         return self._cache[key]
+
+    def check_evaluation_data(self) -> None:
+        opts = self.options
+        for split in ("validation", "test"):
+            if opts.eval_format == "lambada":
+                self._read("lambada", str(self.data_dir / getattr(opts, split)))
+            else:
+                self.stream(split)
+        for path in opts.agreement:
+            self._read("agreement", path)
+        for path in opts.lambada:
+            self._read("lambada", path)
 
     @property
     def train_stream(self) -> Tensor:

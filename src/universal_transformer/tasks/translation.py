@@ -219,6 +219,15 @@ class TranslationTask(Task):
                 out[i] = self.tokenizer.decode(hyp.tokens)
         return out
 
+    def _eval_corpus(self, split: str) -> ParallelCorpus:
+        if split not in self._eval:
+            self._eval[split] = self.corpus(split)
+        return self._eval[split]
+
+    def check_evaluation_data(self) -> None:
+        for split in ("validation", "test"):
+            self._eval_corpus(split)
+
     def evaluate(self, model: nn.Module, split: str) -> dict[str, Any]:
         """BLEU of the detokenised translations of ``split`` (validation or test) against its
         raw references, with sacrebleu's signature; ``score`` = BLEU.
@@ -230,9 +239,7 @@ class TranslationTask(Task):
         if split not in ("validation", "test"):
             raise ConfigError(f"unknown split {split!r}; the translation task evaluates validation and test")
         opts = self.options
-        if split not in self._eval:
-            self._eval[split] = self.corpus(split)
-        corpus = self._eval[split]
+        corpus = self._eval_corpus(split)
         beam = opts.beam_size
         if split == "validation":
             corpus, beam = corpus.head(opts.validation_sentences), opts.validation_beam_size

@@ -331,6 +331,7 @@ class Trainer:
     def _fit(self) -> dict[str, Any]:
         cfg = self.cfg
         resumed = self.prepare_run_dir()
+        self.task.check_evaluation_data()  # a bad evaluation file fails now, not after training
         if self.ctx.is_main and self.verbose:
             note = f"resuming at step {self.step}" if resumed else "starting"
             if not resumed and cfg.init_from:
