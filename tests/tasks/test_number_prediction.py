@@ -86,6 +86,9 @@ def test_options_and_missing_files(data):
         NumberPredictionOptions.from_dict({"name": "number_prediction", "max_length": 0})
     with pytest.raises(ConfigError, match=r"numpred.test.9: no test file matches"):
         NumberPredictionTask({"name": "number_prediction", "data_dir": str(data), "test": "numpred.test.9"}, seed=0)
+    (data / "numpred.test.1~").write_text((data / "numpred.test.1").read_text())  # an editor's backup
+    with pytest.raises(ConfigError, match=r"numpred.test.1~: matched by task.test pattern 'numpred.test.\*'"):
+        NumberPredictionTask({"name": "number_prediction", "data_dir": str(data)}, seed=0)
 
 
 @pytest.mark.skipif(not (AGREEMENT / "rnn_agr_simple").is_dir(), reason="needs ../shared/data/agreement")

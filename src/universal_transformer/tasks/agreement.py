@@ -107,6 +107,9 @@ class NumberPredictionTask(Task):
                 raise TextFormatError(f"{self.data_dir / pattern}: no test file matches (task.test)")
             for path in matches:
                 m = _ATTRACTORS.search(path.name)
+                if m is None and path.name != pattern:  # a stray file a pattern caught (a backup, a copy)
+                    raise TextFormatError(f"{path}: matched by task.test pattern {pattern!r} but not named NAME.K "
+                                          "(K attractors); name the test files, or narrow the pattern")
                 files[f"attractors{m.group(1)}" if m else path.name] = path
         return dict(sorted(files.items(), key=lambda kv: (not kv[0].startswith("attractors"), len(kv[0]), kv[0])))
 
