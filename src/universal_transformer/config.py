@@ -33,26 +33,12 @@ class ConfigError(ValueError):
     """A configuration value is invalid; the message names the field and the problem."""
 
 
-_CHOICES = {
-    "norm": ("post", "pre"),
-    "transition": ("fc", "sepconv", "sepconv_t2t"),
-    "timestep_embedding": ("sinusoid", "learned", "none"),
-    "position_embedding": ("sinusoid", "learned", "none"),
-    "act_type": ("basic", "accumulated", "global", "random"),
-    "act_halted_state": ("copy", "transform"),
-    "attention_window_scope": ("all", "source"),
-    "pooling": ("mean", "first", "last"),
-    "question_encoder": ("separate", "shared"),
-    "empty_slots": ("skip", "compute"),
-}
-
-
 def check_attention_window(window: Any, scope: Any = "all") -> None:
     """Raise :class:`ConfigError` unless ``window`` is None or a number of positions >= 0 and
     ``scope`` one of ``all``/``source`` (the config's fields, or their test-time values)."""
     if window is not None and (not isinstance(window, int) or isinstance(window, bool) or window < 0):
         raise ConfigError(f"attention_window must be a number of positions >= 0 or null, got {window!r}")
-    if scope not in _CHOICES["attention_window_scope"]:
+    if scope not in typing.get_args(_field_types(UTConfig)["attention_window_scope"]):
         raise ConfigError(f"attention_window_scope must be 'all' or 'source', got {scope!r}")
 
 
@@ -160,13 +146,6 @@ class _BaseConfig:
         path = Path(path)
         text = _dump(self.to_dict(), path)
         path.write_text(text)
-
-    def _check_choices(self) -> None:
-        for name, allowed in _CHOICES.items():
-            if hasattr(self, name) and getattr(self, name) not in allowed:
-                raise ConfigError(
-                    f"{name} must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}"
-                )
 
     def _check_positive(self, *names: str) -> None:
         for name in names:
@@ -276,8 +255,7 @@ class UTConfig(_VocabularyConfig):
     ponder_weight: float = 0.01
 
     def __post_init__(self) -> None:
-        check_field_types(self)
-        self._check_choices()
+        check_field_types(self)  # the Literal fields' choices too
         self._check_vocabulary()
         self._check_positive("d_model", "num_heads", "d_ff", "num_steps", "max_position")
         self._check_positive("conv_kernel_size", "act_min_steps")

@@ -1,12 +1,17 @@
-"""The ``sepconv_t2t`` transition: tensor2tensor's sepconv-ReLU-sepconv layout, causal and incremental."""
+"""The transitions: the registry against the config, and ``sepconv_t2t`` (tensor2tensor's sepconv-ReLU-sepconv layout, causal and incremental)."""
 
 from __future__ import annotations
+
+import typing
 
 import pytest
 import torch
 
+from universal_transformer import UTConfig
+from universal_transformer.config import _field_types
 from universal_transformer.models import UniversalTransformer
 from universal_transformer.modules import SepConvT2TTransition, make_transition
+from universal_transformer.modules.transition import TRANSITIONS
 
 from ..conftest import small_config
 
@@ -127,3 +132,13 @@ def test_model_decodes_incrementally_as_teacher_forced(act):
 def test_unknown_transition_names_the_choices():
     with pytest.raises(ValueError, match="unknown transition 'conv'; use one of 'fc', 'sepconv', 'sepconv_t2t'"):
         make_transition("conv", D, D_FF, kernel_size=3, dropout=0.0, causal=False)
+
+
+def test_every_transition_the_config_names_is_built_and_no_other():
+    """The names live in two places (the config's Literal, which validates, and the builders):
+    adding a transition to one and not the other fails here, not at a user's run."""
+    named = set(typing.get_args(_field_types(UTConfig)["transition"]))
+    assert named == set(TRANSITIONS)
+    for kind in named:
+        module = make_transition(kind, 8, 16, kernel_size=3, dropout=0.0, causal=False)
+        assert module(torch.randn(2, 5, 8)).shape == (2, 5, 8) and isinstance(module.pointwise, bool)

@@ -97,7 +97,8 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "generate", help="decode inputs with a trained model (greedy, sampled or beam search)",
         description="Decodes --input, or every line of --input-file ('-' = standard input), writing one output "
-        "per line (with --nbest N: N lines per input, each 'score<TAB>output').",
+        "per line (with --nbest N: N lines per input, each 'score<TAB>output'); a blank input line gives a "
+        "blank output line, as in 'ut translate'.",
     )
     p.add_argument("run_dir", type=Path)
     source = p.add_mutually_exclusive_group(required=True)
@@ -562,20 +563,20 @@ def run_generate(args: argparse.Namespace) -> int:
     else:  # as every reader of the package: UTF-8 (errors with line and column), .gz, CRLF
         texts = read_text_lines(args.input_file, ConfigError)
     source = "<stdin>" if str(args.input_file) == "-" else args.input_file
-    rows = []
-    for i, text in enumerate(texts, start=1):
-        where = f"{source}:{i}" if args.input is None else "--input"
+    rows: dict[int, torch.Tensor] = {}  # by line; a blank line is not decoded and gives a blank output line
+    for i, text in enumerate(texts):
+        if not text.strip():
+            continue
         try:
-            row = task.encode_text(text)[0]
+            rows[i] = task.encode_text(text)[0]
         except ValueError as err:
-            raise ConfigError(f"{where}: {err}") from None
-        if row.numel() == 0:
-            raise ConfigError(f"{where}: the input is empty")
-        rows.append(row)
+            raise ConfigError(f"{f'{source}:{i + 1}' if args.input is None else '--input'}: {err}") from None
     gen = torch.Generator().manual_seed(args.seed)
-    outputs: list[list[str]] = [[] for _ in rows]
+    outputs: list[list[str]] = [[""] for _ in texts]
     one_length = not getattr(model, "is_encoder_decoder", False)
-    for chunk in _decoding_batches([len(row) for row in rows], args.batch_size, one_length=one_length):
+    given = list(rows)
+    for batch in _decoding_batches([len(rows[i]) for i in given], args.batch_size, one_length=one_length):
+        chunk = [given[b] for b in batch]
         inputs = torch.nn.utils.rnn.pad_sequence([rows[i] for i in chunk], batch_first=True,
                                                  padding_value=model.config.pad_id)
         if args.beam:

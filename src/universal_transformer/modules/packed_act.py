@@ -7,8 +7,8 @@ and runs queries, attention output and transition on them alone; all positions s
 serve as keys and values. A step in which some row still runs whole (the first, as a
 rule) is the dense loop's step, since packing would save nothing there. The results equal
 the dense loop's up to float rounding (tests/modules/test_packed_act.py checks outputs,
-halting statistics and gradients). It needs a pointwise transition (``fc``): a
-convolution needs its neighbours.
+halting statistics and gradients). It needs a pointwise transition (one whose class sets
+``pointwise = True``, as ``fc`` does): a convolution needs its neighbours.
 
 The caller supplies the step as functions, so this module knows nothing of blocks or
 caches: ``transform_rows`` applies the block to the chosen rows, ``key_values`` may

@@ -1,6 +1,16 @@
-"""Transition functions of a UT step (the paper's section 2.1): ``fc``, ``sepconv`` and ``sepconv_t2t``."""
+"""Transition functions of a UT step (the paper's section 2.1): ``fc``, ``sepconv`` and ``sepconv_t2t``.
+
+A transition is a module ``forward(x [B, L, d], padding [B, L] | None, state: dict | None) ->
+[B, L, d]`` (``state``: what incremental decoding keeps between calls, e.g. a convolution's
+last inputs) with a class attribute ``pointwise``: True when each position's output depends on
+that position alone, which lets ACT skip halted positions (``packed_act.py``). Adding one is a
+class here, a line in :data:`TRANSITIONS` and its name in ``UTConfig.transition``'s ``Literal``
+(a test checks that the two lists agree).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -129,7 +139,12 @@ class SepConvT2TTransition(nn.Module):
         return self.pointwise2(h.transpose(1, 2))
 
 
-TRANSITIONS = ("fc", "sepconv", "sepconv_t2t")
+# Each transition by its config name: a builder of (d_model, d_ff, kernel_size, dropout, causal).
+TRANSITIONS: dict[str, Callable[[int, int, int, float, bool], nn.Module]] = {
+    "fc": lambda d_model, d_ff, kernel_size, dropout, causal: FeedForward(d_model, d_ff, dropout),
+    "sepconv": lambda d_model, d_ff, kernel_size, dropout, causal: SepConvTransition(d_model, d_ff, kernel_size, dropout, causal),
+    "sepconv_t2t": lambda d_model, d_ff, kernel_size, dropout, causal: SepConvT2TTransition(d_model, d_ff, dropout, causal),
+}
 
 
 def make_transition(kind: str, d_model: int, d_ff: int, *, kernel_size: int, dropout: float, causal: bool) -> nn.Module:
@@ -137,10 +152,6 @@ def make_transition(kind: str, d_model: int, d_ff: int, *, kernel_size: int, dro
 
     ``kernel_size`` is the ``sepconv`` width; ``sepconv_t2t`` has tensor2tensor's fixed (3, 5).
     """
-    if kind == "fc":
-        return FeedForward(d_model, d_ff, dropout)
-    if kind == "sepconv":
-        return SepConvTransition(d_model, d_ff, kernel_size, dropout, causal)
-    if kind == "sepconv_t2t":
-        return SepConvT2TTransition(d_model, d_ff, dropout, causal)
-    raise ValueError(f"unknown transition {kind!r}; use one of {', '.join(map(repr, TRANSITIONS))}")
+    if kind not in TRANSITIONS:
+        raise ValueError(f"unknown transition {kind!r}; use one of {', '.join(map(repr, TRANSITIONS))}")
+    return TRANSITIONS[kind](d_model, d_ff, kernel_size, dropout, causal)
