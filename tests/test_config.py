@@ -53,9 +53,15 @@ def test_invalid_values_are_rejected_clearly(changes, message):
         UTConfig(**changes)
 
 
-def test_numbers_of_either_kind_and_lists_read_from_files_are_accepted():
+def test_numbers_of_either_kind_and_lists_for_tuples_are_accepted_nan_is_not():
+    from universal_transformer.training.config import TrainConfig
+
     assert UTConfig(dropout=0, act_bias_init=1).dropout == 0  # an integer is a number
-    assert LSTMConfig(dropout=0.0).dropout == 0.0
+    assert TrainConfig(betas=[0.9, 0.99]).betas == (0.9, 0.99)  # YAML gives a list where the field is a tuple
+    with pytest.raises(ConfigError, match="train.betas must be a list of 2 numbers, got"):
+        TrainConfig(betas=[0.9])
+    with pytest.raises(ConfigError, match="ponder_weight must be a number, got nan"):
+        UTConfig(ponder_weight=float("nan"))
 
 
 def test_the_config_json_of_a_saved_model_loads(tmp_path):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
 import types
 import typing
 import warnings
@@ -31,6 +32,27 @@ import yaml
 
 class ConfigError(ValueError):
     """A configuration value is invalid; the message names the field and the problem."""
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2's floats: ``1e-3`` is a number, not the string
+    PyYAML's YAML 1.1 rules make of it (they want ``1.0e-3``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                 |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                 |\.[0-9_]+(?:[eE][-+][0-9]+)?
+                 |[-+]?\.(?:inf|Inf|INF)
+                 |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse the YAML of a config (a file or a ``--set`` value); ``1e-3`` is a float."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
 
 
 def check_attention_window(window: Any, scope: Any = "all") -> None:
@@ -85,8 +107,8 @@ def _fits(value: Any, kind: Any) -> bool:
         return isinstance(value, bool)
     if kind is int:  # True is an int to Python, not to a config
         return isinstance(value, int) and not isinstance(value, bool)
-    if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is float:  # NaN is not a value a setting can have
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
     return isinstance(value, kind) if isinstance(kind, type) else True
 
 
@@ -456,7 +478,7 @@ def load_config(path: str | Path) -> ModelConfig:
         raise ConfigError(f"{path}: config file not found")
     text = path.read_text()
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as err:
         raise ConfigError(f"{path}: cannot parse: {err}") from None
     return config_from_dict(data, source=str(path))

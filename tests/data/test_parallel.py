@@ -30,8 +30,17 @@ def test_splits_on_newlines_only(tmp_path):
     path = tmp_path / "a.txt"
     path.write_text("page\x0cbreak\nline\u2028separator\n", encoding="utf-8")
     assert read_lines(path) == ["page\x0cbreak", "line\u2028separator"]
-    path.write_bytes(b"old\rmac\rlines\r")  # a lone CR ends a line, as Python's universal newlines have it
-    assert read_lines(path) == ["old", "mac", "lines"]
+    path.write_bytes(b"one\rsentence\ntwo\n")  # a stray CR inside a sentence keeps the sides aligned
+    assert read_lines(path) == ["one\rsentence", "two"]
+
+
+def test_a_bad_byte_after_lone_carriage_returns_is_placed_by_their_lines():
+    from universal_transformer.data.textfile import decode_text_lines
+
+    with pytest.raises(ValueError, match=r"f:3: not valid UTF-8 text \(byte 0xff at column 4"):
+        decode_text_lines(b"one\rtwo\rthr\xffee\r", "f")
+    with pytest.raises(ValueError, match=r"f:1: not valid UTF-8 text \(byte 0xff at column 12"):
+        decode_text_lines(b"one\rtwo\rthr\xffee\r", "f", lone_cr=False)
 
 
 def test_a_folder_is_not_a_file(tmp_path):

@@ -41,7 +41,8 @@ def test_a_language_model_refuses_padded_prompts(model):
     """Prompts of different lengths padded to one would be continued from a padding position
     (or after padding read as context): refused, for greedy, sampled and beam decoding."""
     prompts = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
-    for decode in (lambda: generate(model, prompts, max_new_tokens=3), lambda: beam_search(model, prompts, beam_size=2, max_new_tokens=3)):
+    for decode in (lambda: generate(model, prompts, max_new_tokens=3), lambda: beam_search(model, prompts, beam_size=2, max_new_tokens=3),
+                   lambda: generate_uncached(model, prompts, max_new_tokens=3)):
         with pytest.raises(ValueError, match="prompt row 1 holds the padding id 0"):
             decode()
     same_length = torch.tensor([[5, 6, 7, 8], [9, 10, 11, 12]])

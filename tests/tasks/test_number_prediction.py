@@ -87,8 +87,12 @@ def test_options_and_missing_files(data):
     with pytest.raises(ConfigError, match=r"numpred.test.9: no test file matches"):
         NumberPredictionTask({"name": "number_prediction", "data_dir": str(data), "test": "numpred.test.9"}, seed=0)
     (data / "numpred.test.1~").write_text((data / "numpred.test.1").read_text())  # an editor's backup
-    with pytest.raises(ConfigError, match=r"numpred.test.1~: matched by task.test pattern 'numpred.test.\*'"):
+    with pytest.raises(ConfigError, match=r"numpred.test.1~: matched by task.test pattern 'numpred.test.\*' beside"):
         NumberPredictionTask({"name": "number_prediction", "data_dir": str(data)}, seed=0)
+    (data / "extra").mkdir()  # files of other names, by a pattern or by name, are test sets of their own
+    (data / "extra" / "heldout-a.txt").write_text((data / "numpred.test.1").read_text())
+    task = NumberPredictionTask({"name": "number_prediction", "data_dir": str(data), "test": ["extra/*.txt", "numpred.test.2"]}, seed=0)
+    assert list(task.test_files) == ["attractors2", "heldout-a.txt"]
 
 
 @pytest.mark.skipif(not (AGREEMENT / "rnn_agr_simple").is_dir(), reason="needs ../shared/data/agreement")

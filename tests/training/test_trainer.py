@@ -66,6 +66,7 @@ def test_schedules():
 def test_overrides_and_config_errors(tmp_path, tiny_config):
     exp = load_experiment(tiny_config, ["train.lr=0.5", "model.num_steps=3", "task.test_lengths=[7, 9]"])
     assert exp.train.lr == 0.5 and exp.model.num_steps == 3 and exp.task.test_lengths == [7, 9]
+    assert load_experiment(tiny_config, ["train.lr=1e-3"]).train.lr == 0.001  # YAML 1.2's float, not a string
     with pytest.raises(ConfigError, match="unknown train key\\(s\\) learning_rate"):
         load_experiment(tiny_config, ["train.learning_rate=1"])
     with pytest.raises(ConfigError, match="key must be model.NAME, task.NAME or train.NAME"):

@@ -11,15 +11,14 @@ import json
 import time
 from pathlib import Path
 
-import yaml
 
-from ..config import ConfigError
+from ..config import ConfigError, load_yaml
 from ..registry import build_task, task_class
 from ..tasks.babi import parse_tasks
 from ..training.config import ExperimentConfig, load_experiment
 from ..training.distributed import shutdown_distributed
 from ..training.trainer import Trainer, TrainingDiverged, check_run_config
-from .run import add_window_arguments, load_model, load_run
+from .run import add_window_arguments, device_name, load_model, load_run, resolve_device
 
 
 def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
@@ -37,8 +36,8 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (the paper: best of 10 on bAbI)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.steps=3000")
-    p.add_argument("--device", default=None, choices=("cpu", "cuda"),
-                   help="where the runs train (default: CUDA when present, else the CPU)")
+    p.add_argument("--device", default="auto", type=device_name,
+                   help="auto (default: CUDA when present), cpu, cuda or cuda:N")
     bab = p.add_argument_group("bAbI")
     bab.add_argument("--tasks", nargs="+", default=None, help="task numbers, or 'all' (bAbI default: all)")
     bab.add_argument("--data", dest="data_set", choices=("en", "en-10k"), default=None,
@@ -96,7 +95,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                     continue
                 start = time.monotonic()
                 try:
-                    trainer = Trainer(experiment, run_dir, device=args.device, progress=False, verbose=False)
+                    trainer = Trainer(experiment, run_dir, device=resolve_device(args.device), progress=False, verbose=False)
                     is_main = trainer.ctx.is_main
                     summary = trainer.fit()
                 except TrainingDiverged as err:
@@ -132,7 +131,7 @@ def _task_of_runs(roots: list[Path]) -> str:
         if not root.is_dir():
             raise ConfigError(f"{root}: no such folder of runs")
         for path in root.glob("**/config.yaml"):
-            data = yaml.safe_load(path.read_text()) or {}
+            data = load_yaml(path.read_text()) or {}
             names.add((data.get("task") or {}).get("name"))
     names.discard(None)
     if not names:

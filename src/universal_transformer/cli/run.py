@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from ..config import ConfigError
+from ..config import ConfigError, load_yaml
 from ..data.textfile import decode_text_lines, read_text_lines
 from ..evaluation.records import PUBLISHED_MODELS, RunRecord
 from ..generation import beam_search, generate
@@ -44,8 +44,8 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, required=True, help="run directory (created, or resumed if it exists)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.lr=1e-3 --set model.num_steps=8")
-    p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                   help="auto (default) picks CUDA when present")
+    p.add_argument("--device", default="auto", type=device_name,
+                   help="auto (default: CUDA when present), cpu, cuda or cuda:N")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop cleanly with a checkpoint after this much training time; the same command resumes "
                    "(shorthand for --set train.time_limit=SECONDS)")
@@ -97,8 +97,8 @@ def add_run_parsers(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "generate", help="decode inputs with a trained model (greedy, sampled or beam search)",
         description="Decodes --input, or every line of --input-file ('-' = standard input), writing one output "
-        "per line (with --nbest N: N lines per input, each 'score<TAB>output'); a blank input line gives a "
-        "blank output line, as in 'ut translate'.",
+        "per line (with --nbest N: N lines per input, each 'score<TAB>output'); a blank line that the task "
+        "cannot read (a language model reads it: a sentence start) gives blank output, as in 'ut translate'.",
     )
     p.add_argument("run_dir", type=Path)
     source = p.add_mutually_exclusive_group(required=True)
@@ -164,9 +164,22 @@ def run_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def device_name(value: str) -> str:
+    """An argparse type: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
+    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", value):
+        raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda or cuda:N, got {value!r}")
+    return value
+
+
+def resolve_device(value: str) -> str | None:
+    """``--device`` as the trainer and :func:`load_model` take it: None for ``auto``."""
+    return None if value == "auto" else value
+
+
 def add_device_argument(p: argparse.ArgumentParser) -> None:
     """``--device`` of the commands that load a trained model (``ut eval``, ``translate``)."""
-    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the model runs (default cpu)")
+    p.add_argument("--device", default="cpu", type=device_name,
+                   help="cpu (default), cuda, cuda:N, or auto (CUDA when present)")
 
 
 def add_threads_argument(p: argparse.ArgumentParser) -> None:
@@ -200,7 +213,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.time_limit is not None:
         overrides.append(f"train.time_limit={args.time_limit}")
     experiment = load_experiment(args.config, overrides)
-    device = None if args.device == "auto" else args.device
+    device = resolve_device(args.device)
     try:
         trainer = Trainer(experiment, args.out, device=device, progress=not args.no_progress,
                           record_name=args.record, results_dir=args.results, command=command_line())
@@ -220,9 +233,7 @@ def load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
     bad = [o for o in overrides if not _eval_time_option(o.split("=", 1)[0].strip())]
     if bad:
         raise ConfigError(f"--set {bad[0]!r}: only task options and train.eval_position_offsets can change at evaluation time")
-    import yaml
-
-    data = apply_overrides(yaml.safe_load(path.read_text()), overrides)
+    data = apply_overrides(load_yaml(path.read_text()), overrides)
     return ExperimentConfig.from_dict(data, source=str(path))
 
 
@@ -251,7 +262,7 @@ def _file_safe(value: Any) -> str:
 
 def _model_name(model_dir: Path, run_dir: Path) -> str:
     """``--model``'s folder as a piece of a file name: its path inside the run folder
-    (``avg5``, ``best-per-task/task3``), else its own name."""
+    (``avg5``; ``best-per-task/task3`` as ``best-per-task_task3``), else its own name."""
     try:
         name = model_dir.resolve().relative_to(run_dir.resolve()).as_posix()
     except ValueError:
@@ -264,6 +275,7 @@ def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int
     """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given;
     with ``task``, checked to read that task's data as it was trained to (see :func:`check_task_fits`)."""
     folder = model_dir or run_dir / "best"
+    device = resolve_device(device) or ("cuda" if torch.cuda.is_available() else "cpu")
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
     check_device(device)
@@ -563,16 +575,20 @@ def run_generate(args: argparse.Namespace) -> int:
     else:  # as every reader of the package: UTF-8 (errors with line and column), .gz, CRLF
         texts = read_text_lines(args.input_file, ConfigError)
     source = "<stdin>" if str(args.input_file) == "-" else args.input_file
-    rows: dict[int, torch.Tensor] = {}  # by line; a blank line is not decoded and gives a blank output line
+    # By line. A blank line is an input where the task reads one (a language model's empty prompt:
+    # generation from a sentence start); where it does not, it gives blank output, as in ut translate.
+    rows: dict[int, torch.Tensor] = {}
     for i, text in enumerate(texts):
-        if not text.strip():
-            continue
         try:
-            rows[i] = task.encode_text(text)[0]
+            row = task.encode_text(text)[0]
         except ValueError as err:
+            if not text.strip():
+                continue
             raise ConfigError(f"{f'{source}:{i + 1}' if args.input is None else '--input'}: {err}") from None
+        if row.numel():
+            rows[i] = row
     gen = torch.Generator().manual_seed(args.seed)
-    outputs: list[list[str]] = [[""] for _ in texts]
+    outputs: list[list[str]] = [[""] * args.nbest for _ in texts]  # --nbest N: N lines per input, always
     one_length = not getattr(model, "is_encoder_decoder", False)
     given = list(rows)
     for batch in _decoding_batches([len(rows[i]) for i in given], args.batch_size, one_length=one_length):

@@ -94,7 +94,7 @@ def run_translate(args: argparse.Namespace) -> int:
         if args.input is not None:
             texts = [args.input]
         elif str(args.input_file) == "-":
-            texts = decode_text_lines(sys.stdin.buffer.read(), "<stdin>", ParallelFormatError)
+            texts = decode_text_lines(sys.stdin.buffer.read(), "<stdin>", ParallelFormatError, lone_cr=False)
         else:
             texts = read_lines(args.input_file)
     except ParallelFormatError as err:

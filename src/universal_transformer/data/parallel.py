@@ -28,9 +28,9 @@ class ParallelFormatError(ValueError):
 def read_lines(path: str | Path) -> list[str]:
     """The lines of a UTF-8 text file (``.gz``: gzipped), without line ends, BOM or trailing ``\\r``.
 
-    ``\\n``, ``\\r\\n`` and a lone ``\\r`` end a line, nothing else: ``str.splitlines`` would
-    also split at form feeds and Unicode separators inside a sentence and misalign the two sides."""
-    return read_text_lines(path, ParallelFormatError)
+    Only ``\\n`` (and ``\\r\\n``) end a line: ``str.splitlines`` would also split at a lone
+    ``\\r``, form feeds and Unicode separators inside a sentence and misalign the two sides."""
+    return read_text_lines(path, ParallelFormatError, lone_cr=False)
 
 
 @dataclass

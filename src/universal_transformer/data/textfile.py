@@ -15,8 +15,8 @@ def read_text_lines(path: str | Path, error: type[Exception] = ValueError, *, lo
 
     ``\\n``, ``\\r\\n`` and (``lone_cr``, as Python's universal newlines) a lone ``\\r``, as
     old Mac files have it, end lines; nothing else does (not form feeds or Unicode line
-    separators, which ``str.splitlines`` would split at inside a sentence). A final line end
-    does not start another line. Problems raise ``error`` with a message that starts with
+    separators, which ``str.splitlines`` would split at inside a sentence; parallel text keeps
+    a lone ``\\r`` inside its sentence). A final line end does not start another line. Problems raise ``error`` with a message that starts with
     the file (and line) it concerns.
     """
     path = Path(path)
@@ -42,8 +42,11 @@ def decode_text_lines(data: bytes, where: str, error: type[Exception] = ValueErr
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        before = data[: err.start].replace(b"\r\n", b"\n")
+        if lone_cr:
+            before = before.replace(b"\r", b"\n")
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
         raise error(
             f"{where}:{line}: not valid UTF-8 text (byte 0x{data[err.start]:02x} at column {column}: {err.reason})"
         ) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
+from ..config import load_yaml
 
 from .algorithmic_report import MODEL_ORDER, accuracy_table, read_cell
 
@@ -26,7 +26,7 @@ def lte_table(root: str | Path) -> str:
             cell = read_cell(run)
             if cell is None:
                 continue
-            config = yaml.safe_load((run / "config.yaml").read_text()) if (run / "config.yaml").is_file() else {}
+            config = load_yaml((run / "config.yaml").read_text()) if (run / "config.yaml").is_file() else {}
             options = (config or {}).get("task") or {}
             ponder = cell["test"].get("encoder_ponder_time")
             lines.append(

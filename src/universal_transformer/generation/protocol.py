@@ -177,6 +177,7 @@ class UncachedDecoder(nn.Module):
         if self.encoder_decoder:
             state = PrefixState(inputs, inputs.new_full((inputs.shape[0], 1), self.config.bos_id))
         else:
+            check_prompt(inputs, self.config.pad_id)  # as the cached language models do
             state = PrefixState(None, inputs)
         return state, self._logits(state)[:, -1]
 

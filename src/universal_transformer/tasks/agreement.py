@@ -51,13 +51,13 @@ class NumberPredictionOptions(TaskOptions):
         super().__post_init__()
         for name in ("vocab_min_count", "max_length", "eval_batch_size"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if value < 1:
                 raise ConfigError(f"task.{name} must be a positive integer, got {value!r}")
-        if self.vocab_max_size is not None and (not isinstance(self.vocab_max_size, int) or self.vocab_max_size < 4):
+        if self.vocab_max_size is not None and self.vocab_max_size < 4:
             raise ConfigError(f"task.vocab_max_size must be an integer >= 4, got {self.vocab_max_size!r}")
         if isinstance(self.test, str):
             self.test = [self.test]
-        if not self.test or not all(isinstance(t, str) for t in self.test):
+        if not self.test:
             raise ConfigError(f"task.test must be a list of file names or patterns, got {self.test!r}")
 
 
@@ -105,11 +105,13 @@ class NumberPredictionTask(Task):
             matches = sorted(self.data_dir.glob(pattern))
             if not matches:
                 raise TextFormatError(f"{self.data_dir / pattern}: no test file matches (task.test)")
+            numbered = [path for path in matches if _ATTRACTORS.search(path.name)]
+            if numbered and len(numbered) < len(matches):  # NAME.K files and a stray one (a backup, a copy)
+                stray = next(path for path in matches if path not in numbered)
+                raise TextFormatError(f"{stray}: matched by task.test pattern {pattern!r} beside NAME.K test files "
+                                      "(K attractors), but not named so; remove it, or narrow the pattern")
             for path in matches:
                 m = _ATTRACTORS.search(path.name)
-                if m is None and path.name != pattern:  # a stray file a pattern caught (a backup, a copy)
-                    raise TextFormatError(f"{path}: matched by task.test pattern {pattern!r} but not named NAME.K "
-                                          "(K attractors); name the test files, or narrow the pattern")
                 files[f"attractors{m.group(1)}" if m else path.name] = path
         return dict(sorted(files.items(), key=lambda kv: (not kv[0].startswith("attractors"), len(kv[0]), kv[0])))
 

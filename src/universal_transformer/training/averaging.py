@@ -14,7 +14,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from ..config import ConfigError
+from ..config import ConfigError, load_yaml
 from ..models import PretrainedModel
 from ..registry import model_class
 from .checkpoint import CheckpointManager
@@ -62,13 +62,11 @@ def last_checkpoints(run_dir: str | Path, last: int) -> list[Path]:
 def average_checkpoints(run_dir: str | Path, last: int, out: str | Path) -> tuple[PretrainedModel, list[Path]]:
     """Average the model weights of the last ``last`` checkpoints of ``run_dir`` and save the
     model (its config from ``RUN_DIR/config.yaml``) to ``out``; returns it and the files averaged."""
-    import yaml
-
     run_dir = Path(run_dir)
     config_path = run_dir / "config.yaml"
     if not config_path.is_file():
         raise ConfigError(f"{config_path}: not found; is {run_dir} a run directory written by 'ut train'?")
-    experiment = ExperimentConfig.from_dict(yaml.safe_load(config_path.read_text()), source=str(config_path))
+    experiment = ExperimentConfig.from_dict(load_yaml(config_path.read_text()), source=str(config_path))
     paths = last_checkpoints(run_dir, last)
     manager = CheckpointManager(run_dir / "checkpoints")
     try:

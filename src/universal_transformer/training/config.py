@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..config import ConfigError, ModelConfig, check_field_types, reject_unknown_keys
+from ..config import ConfigError, ModelConfig, check_field_types, load_yaml, reject_unknown_keys
 from ..registry import model_class as lookup_model_class
 from ..registry import task_options
 from ..tasks.base import TaskOptions
@@ -194,7 +194,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], *, source: str =
         if len(parts) != 2 or parts[0] not in ("model", "task", "train"):
             raise ConfigError(f"{source} {item!r}: key must be model.NAME, task.NAME or train.NAME")
         try:
-            value = yaml.safe_load(raw)
+            value = load_yaml(raw)
         except yaml.YAMLError as err:
             raise ConfigError(f"{source} {item!r}: cannot parse value: {err}") from None
         section = data.setdefault(parts[0], {})
@@ -210,7 +210,7 @@ def load_experiment(path: str | Path, overrides: list[str] | None = None) -> Exp
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: cannot parse YAML: {err}") from None
     if not isinstance(data, dict):

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..config import ConfigError
+from ..config import ConfigError, load_yaml
 from ..data.batch import Batch
 from ..evaluation.records import RecordError, RunRecord, git_commit, history_from_log, machine_info
 from ..models import PretrainedModel
@@ -528,9 +528,7 @@ def check_run_config(run_dir: str | Path, experiment: ExperimentConfig, *, deriv
 
 
 def _yaml_load(path: Path) -> Any:
-    import yaml
-
-    return yaml.safe_load(path.read_text())
+    return load_yaml(path.read_text())
 
 
 def _config_diff(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, Any, Any]]:
