@@ -82,7 +82,7 @@ def test_overrides_and_config_errors(tmp_path, tiny_config):
     [
         (["train", "missing.yaml", "--out", "x"], "missing.yaml: config file not found"),
         (["eval", "nowhere"], "nowhere/config.yaml: not found"),
-        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.optimizer=sgd"], "train.optimizer must be 'adam' or 'adamw'"),
+        (["train", "{cfg}", "--out", "{tmp}/r", "--set", "train.optimizer=sgd"], "train.optimizer must be one of 'adam', 'adamw', got 'sgd'"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.task=sort"], "task.task must be one of copy, reverse, addition"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "task.colour=red"], "unknown option(s) colour"),
         (["train", "{cfg}", "--out", "{tmp}/r", "--set", "model_class=UTStoryQA"], "task 'algorithmic' trains UniversalTransformer, LSTMSeq2Seq, not UTStoryQA"),

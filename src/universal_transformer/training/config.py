@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -27,7 +27,7 @@ class TrainConfig:
 
     seed: int = 0
     steps: int = 10_000
-    optimizer: str = "adamw"
+    optimizer: Literal["adam", "adamw"] = "adamw"
     lr: float = 1e-3
     betas: tuple[float, float] = (0.9, 0.98)
     eps: float = 1e-9
@@ -40,7 +40,7 @@ class TrainConfig:
     batch_tokens: int = 4096
     max_batch_size: int = 512
     # fp32, bf16 (autocast), or auto: bf16 on a CUDA device that supports it, else fp32.
-    precision: str = "fp32"
+    precision: Literal["fp32", "bf16", "auto"] = "fp32"
     # bf16 autocast is refused on a CPU where it is slower than fp32 (see bf16_cpu_problem);
     # this lets it run anyway, e.g. to check bf16 numerics.
     allow_slow_bf16: bool = False
@@ -60,7 +60,7 @@ class TrainConfig:
     # step of each stack, so positions can neither align source and target nor carry an
     # absolute meaning across steps; it draws one per batch, in 0..length-1).
     max_position_offset: int = 0
-    position_offset_per: str = "example"
+    position_offset_per: Literal["example", "batch", "stack", "step"] = "example"
     # Evaluate (validation, test, `ut eval`) with offsets drawn as in training, as
     # tensor2tensor's position_start_index="random" does at every call; a model trained with
     # offsets per step needs them (training/offsets.py). Off: positions 0..L-1.
@@ -82,14 +82,10 @@ class TrainConfig:
     keep_best_per_task: bool = False
 
     def __post_init__(self) -> None:
-        check_field_types(self, prefix="train.")
+        check_field_types(self, prefix="train.")  # the Literal fields' choices too
         self.betas = tuple(self.betas)  # type: ignore[assignment]
-        if self.optimizer not in ("adam", "adamw"):
-            raise ConfigError(f"train.optimizer must be 'adam' or 'adamw', got {self.optimizer!r}")
         if self.schedule not in SCHEDULES:
             raise ConfigError(f"train.schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
-        if self.precision not in ("fp32", "bf16", "auto"):
-            raise ConfigError(f"train.precision must be 'fp32', 'bf16' or 'auto', got {self.precision!r}")
         for name in ("steps", "grad_accum", "batch_tokens", "max_batch_size", "eval_every", "log_every", "keep_last"):
             value = getattr(self, name)
             if value < 1:
@@ -113,10 +109,6 @@ class TrainConfig:
             raise ConfigError(f"train.label_smoothing must be in [0, 1), got {self.label_smoothing!r}")
         if self.max_position_offset < 0:
             raise ConfigError(f"train.max_position_offset must be an integer >= 0, got {self.max_position_offset!r}")
-        if self.position_offset_per not in ("example", "batch", "stack", "step"):
-            raise ConfigError(
-                f"train.position_offset_per must be 'example', 'batch', 'stack' or 'step', got {self.position_offset_per!r}"
-            )
         if self.eval_position_offsets and not self.max_position_offset:
             raise ConfigError("train.eval_position_offsets draws offsets as in training: it needs train.max_position_offset >= 1")
         if self.init_step < 0:
