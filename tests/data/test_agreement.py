@@ -82,6 +82,9 @@ def test_tab_file_must_match_the_gold_forms(tmp_path):
         read_agreement(_write_set(tmp_path, "the keys are\n", gold, swapped))
     with pytest.raises(TextFormatError, match="s.tab: 1 rows, expected 2 per sentence"):
         read_agreement(_write_set(tmp_path, "the keys are\n", gold, header + "P\tare\tcorrect\t1\toriginal\n"))
+    open_quote = header + 'P\t"are\tcorrect\t1\toriginal\nP\tis\twrong\t1\toriginal\n'  # spoils its own line only
+    with pytest.raises(TextFormatError, match=r"s.tab:2: 2 columns, the header has 5"):
+        read_agreement(_write_set(tmp_path, "the keys are\n", gold, open_quote))
 
 
 def test_missing_ranking_files(tmp_path):

@@ -103,7 +103,9 @@ def read_agreement(path: str | Path, *, lowercase: bool = False) -> list[Agreeme
 
 def _add_tab_columns(items: list[AgreementItem], tab_path: Path, *, lowercase: bool) -> None:
     """Attractor counts and original/generated from Gulordava et al.'s ``.tab`` (two rows per item)."""
-    rows = list(csv.reader((line for _, line in read_lines(tab_path)), delimiter="\t"))
+    # Line by line: a quote left open on one line then spoils that line alone (found by its
+    # column count or forms, with its number), instead of swallowing the rows after it.
+    rows = [next(csv.reader([line], delimiter="\t"), []) for _, line in read_lines(tab_path)]
     if not rows:
         raise TextFormatError(f"{tab_path}: empty file")
     header = rows[0]
