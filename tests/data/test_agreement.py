@@ -99,6 +99,7 @@ def test_missing_ranking_files(tmp_path):
         (b"VBZ\tthe dog\nVBP the dogs\n", 2, "expected .*, found no tab"),
         (b"VBZ\tthe dog\nNN\tthe dogs\n", 2, "label must be VBZ or VBP, got 'NN'"),
         (b"VBZ\t \n", 1, "empty prefix"),
+        (b"VBZ\tthe dog\nVBP\t3\tthe dogs\n", 2, "expected .*, found 3 columns"),
         (b"VBZ\tthe dog\r\nVBP\tthe \xe9 dogs\n", 2, "not valid UTF-8"),
     ],
 )

@@ -156,6 +156,8 @@ def read_number_prediction(path: str | Path, *, lowercase: bool = False) -> list
             raise TextFormatError(f"{where}: expected 'VBZ|VBP<TAB>prefix', found no tab")
         if label not in NUMBER_LABELS:
             raise TextFormatError(f"{where}: label must be VBZ or VBP, got {label!r}")
+        if "\t" in prefix:  # a third column would be read as words of the prefix
+            raise TextFormatError(f"{where}: expected 'VBZ|VBP<TAB>prefix', found {prefix.count(chr(9)) + 2} columns")
         words = (prefix.lower() if lowercase else prefix).split()
         if not words:
             raise TextFormatError(f"{where}: empty prefix")
