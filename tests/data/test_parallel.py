@@ -43,6 +43,12 @@ def test_a_bad_byte_after_lone_carriage_returns_is_placed_by_their_lines():
         decode_text_lines(b"one\rtwo\rthr\xffee\r", "f", lone_cr=False)
 
 
+def test_gzip_data_under_a_plain_name_is_named_as_such(tmp_path):
+    (tmp_path / "t.en").write_bytes(gzip.compress(b"A dog.\n"))
+    with pytest.raises(ParallelFormatError, match=r"t.en: gzip-compressed data; name the file \*.gz"):
+        read_lines(tmp_path / "t.en")
+
+
 def test_a_folder_is_not_a_file(tmp_path):
     (tmp_path / "d.en").mkdir()
     with pytest.raises(ParallelFormatError, match=r"d.en: a folder, not a file"):

@@ -38,6 +38,8 @@ def read_text_lines(path: str | Path, error: type[Exception] = ValueError, *, lo
 def decode_text_lines(data: bytes, where: str, error: type[Exception] = ValueError, *, lone_cr: bool = True) -> list[str]:
     """The lines of UTF-8 ``data`` (e.g. standard input), as :func:`read_text_lines` reads a file;
     errors name ``where``."""
+    if data.startswith(b"\x1f\x8b"):  # gzip's magic number, under a name without .gz
+        raise error(f"{where}: gzip-compressed data; name the file *.gz to have it decompressed")
     data = data.removeprefix(codecs.BOM_UTF8)  # here, not via "utf-8-sig", so offsets count from 0
     try:
         text = data.decode("utf-8")
