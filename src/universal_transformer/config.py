@@ -172,7 +172,7 @@ class _BaseConfig:
     def _check_positive(self, *names: str) -> None:
         for name in names:
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if value < 1:  # an integer: check_field_types ran first
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
 
     def _check_probability(self, *names: str) -> None:
@@ -288,7 +288,7 @@ class UTConfig(_VocabularyConfig):
         if self.position_restart_id is not None:
             if self.position_embedding == "none":
                 raise ConfigError("position_restart_id restarts the source positions, but position_embedding is 'none'")
-            if not isinstance(self.position_restart_id, int) or not 0 <= self.position_restart_id < self.vocab_size:
+            if not 0 <= self.position_restart_id < self.vocab_size:
                 raise ConfigError(f"position_restart_id must be a source token id below vocab_size "
                                   f"({self.vocab_size}), got {self.position_restart_id!r}")
         self._check_probability("dropout", "attention_dropout", "embedding_dropout")
@@ -382,7 +382,7 @@ class StoryQAConfig(UTClassifierConfig):
                 continue
             if not self.act:
                 raise ConfigError(f"{name} is a floor for ACT's halting, but act is false")
-            if not isinstance(floor, int) or not self.act_min_steps <= floor <= self.max_steps:
+            if not self.act_min_steps <= floor <= self.max_steps:
                 raise ConfigError(f"{name} must be a step from act_min_steps ({self.act_min_steps}, every "
                                   f"position's floor) to the most steps ACT may take ({self.max_steps}), got {floor!r}")
         if self.pooling == "first":  # the oldest memory slot, usually padding

@@ -22,7 +22,7 @@ from ..models import PretrainedModel
 from ..registry import build_task
 from ..tasks.base import Task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
-from ..training.distributed import check_device, shutdown_distributed
+from ..training.distributed import check_device, default_device, shutdown_distributed
 from ..training.offsets import evaluated
 from ..training.trainer import Trainer
 
@@ -256,8 +256,13 @@ def _file_safe(value: Any) -> str:
     """``value`` as a piece of a file name: ``[400, 800]`` -> ``400_800``, ``"operand"`` ->
     ``operand``; a long one (a list of file paths, say) as 8 hex digits of its SHA-256."""
     text = json.dumps(value, sort_keys=True)
-    safe = re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_") or "none"
+    safe = _name_piece(text) or "none"
     return safe if len(safe) <= 24 else hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _name_piece(text: str) -> str:
+    """``text`` with every run of characters other than letters, digits, ``.`` and ``-`` as one ``_``."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "_", text).strip("_")
 
 
 def _model_name(model_dir: Path, run_dir: Path) -> str:
@@ -267,7 +272,7 @@ def _model_name(model_dir: Path, run_dir: Path) -> str:
         name = model_dir.resolve().relative_to(run_dir.resolve()).as_posix()
     except ValueError:
         name = model_dir.resolve().name
-    return re.sub(r"[^A-Za-z0-9.-]+", "_", name).strip("_") or "model"
+    return _name_piece(name) or "model"
 
 
 def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
@@ -275,7 +280,7 @@ def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int
     """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given;
     with ``task``, checked to read that task's data as it was trained to (see :func:`check_task_fits`)."""
     folder = model_dir or run_dir / "best"
-    device = resolve_device(device) or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = default_device(resolve_device(device))
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no saved model (training writes RUN_DIR/best at its first evaluation)")
     check_device(device)

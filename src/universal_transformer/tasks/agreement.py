@@ -23,7 +23,7 @@ from ..data.agreement import NUMBER_LABELS, NumberExample, read_number_predictio
 from ..data.batch import SequenceClassificationBatch
 from ..data.text import EOS_ID, PAD_ID, TextFormatError, Vocabulary
 from ..evaluation.lm import PonderStats
-from .base import Task, TaskOptions
+from .base import Task, TaskOptions, check_positive
 
 _ATTRACTORS = re.compile(r"\.(\d+)$")
 
@@ -49,10 +49,7 @@ class NumberPredictionOptions(TaskOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("vocab_min_count", "max_length", "eval_batch_size"):
-            value = getattr(self, name)
-            if value < 1:
-                raise ConfigError(f"task.{name} must be a positive integer, got {value!r}")
+        check_positive(self, "vocab_min_count", "max_length", "eval_batch_size")
         if self.vocab_max_size is not None and self.vocab_max_size < 4:
             raise ConfigError(f"task.vocab_max_size must be an integer >= 4, got {self.vocab_max_size!r}")
         if isinstance(self.test, str):

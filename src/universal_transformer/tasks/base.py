@@ -57,6 +57,14 @@ class TaskOptions:
         return dataclasses.replace(self, **changes)
 
 
+def check_positive(options: TaskOptions, *names: str) -> None:
+    """Refuse an option of ``names`` below 1 (its type, an integer, is checked with every field's)."""
+    for name in names:
+        value = getattr(options, name)
+        if value < 1:
+            raise ConfigError(f"task.{name} must be a positive integer, got {value!r}")
+
+
 def check_length_penalty(value: Any) -> None:
     """Refuse a GNMT length penalty (``task.length_penalty``) that is not a number >= 0."""
     if not isinstance(value, (int, float)) or value < 0:

@@ -45,7 +45,7 @@ from ..data.text import EOS_ID, PAD_ID, TextFormatError, Vocabulary, encode_stre
 from ..evaluation.agreement import agreement_accuracy
 from ..evaluation.lambada import lambada_scores
 from ..evaluation.lm import score_stream
-from .base import Task, TaskOptions
+from .base import Task, TaskOptions, check_positive
 
 EVAL_FORMATS = ("stream", "lambada")
 
@@ -80,11 +80,8 @@ class LMOptions(TaskOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("context_length", "eval_batch_size", "vocab_min_count"):
-            _positive(name, getattr(self, name))
-        for name in ("eval_stride", "vocab_max_size", "validation_max_tokens"):
-            if getattr(self, name) is not None:
-                _positive(name, getattr(self, name))
+        check_positive(self, "context_length", "eval_batch_size", "vocab_min_count",
+                       *(n for n in ("eval_stride", "vocab_max_size", "validation_max_tokens") if getattr(self, n) is not None))
         if self.eval_stride is not None and self.eval_stride > self.context_length:
             raise ConfigError(f"task.eval_stride ({self.eval_stride}) must be at most task.context_length ({self.context_length})")
         if self.vocab_max_size is not None and self.vocab_max_size < 4:
@@ -101,11 +98,6 @@ class LMOptions(TaskOptions):
     @property
     def stride(self) -> int:
         return self.eval_stride or max(1, self.context_length // 2)
-
-
-def _positive(name: str, value: Any) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"task.{name} must be a positive integer, got {value!r}")
 
 
 class LMTask(Task):

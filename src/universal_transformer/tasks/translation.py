@@ -24,7 +24,7 @@ from ..data.parallel import LengthFilter, ParallelCorpus, ParallelFormatError, f
 from ..data.tokenizer import SubwordTokenizer, TokenizerError, file_sha256
 from ..evaluation.bleu import corpus_bleu
 from ..generation import beam_search
-from .base import Task, TaskOptions
+from .base import Task, TaskOptions, check_positive
 
 SPLITS = ("train", "validation", "test")
 
@@ -83,10 +83,7 @@ class TranslationOptions(TaskOptions):
             raise ConfigError("task.tokenizer must name a sentencepiece model (make one with 'ut tokenizer train')")
         positive = ["max_tokens", "bucket_width", "beam_size", "max_length_b", "eval_batch_size", "validation_beam_size"]
         positive += [n for n in ("train_pairs", "validation_sentences") if getattr(self, n) is not None]
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"task.{name} must be a positive integer, got {value!r}")
+        check_positive(self, *positive)
         if not float(self.max_ratio) >= 1.0:
             raise ConfigError(f"task.max_ratio must be >= 1, got {self.max_ratio!r}")
         if float(self.length_penalty) < 0 or float(self.max_length_a) < 0:

@@ -39,13 +39,18 @@ def check_device(device: str | None) -> None:
                           f"({torch.__version__}); use --device cpu")
 
 
+def default_device(device: str | None) -> str:
+    """``device``, or (None: auto) CUDA when present, else the CPU."""
+    return device or ("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def init_distributed(device: str | None = None) -> DistributedContext:
     """Join the process group if launched by torchrun (``WORLD_SIZE`` > 1); else a single process."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
     check_device(device)
-    use_cuda = (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
+    use_cuda = default_device(device).startswith("cuda")
     if use_cuda:
         torch.cuda.set_device(local)
         dev = torch.device("cuda", local)
