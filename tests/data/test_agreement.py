@@ -87,6 +87,31 @@ def test_tab_file_must_match_the_gold_forms(tmp_path):
         read_agreement(_write_set(tmp_path, "the keys are\n", gold, open_quote))
 
 
+def test_text_and_gold_out_of_step_are_refused(tmp_path):
+    """Equal line counts, every index in range: only the verb at the index shows the shift."""
+    sentences = [f"the {n} near the cars {v} red" for n, v in (("key", "is"), ("keys", "are"))] * 20
+    golds = [f"5\t{v}\t{w}\t1" for v, w in (("is", "are"), ("are", "is"))] * 20
+    assert len(read_agreement(_write_set(tmp_path, "\n".join(sentences) + "\n", "\n".join(golds) + "\n"))) == 40
+    # one stray sentence of 40 is data, not a shift
+    stray = sentences[:7] + ["the key near the cars was red"] + sentences[8:]
+    assert len(read_agreement(_write_set(tmp_path, "\n".join(stray) + "\n", "\n".join(golds) + "\n"))) == 40
+    shifted = ["a header line of the same length"] + sentences[:-1]
+    with pytest.raises(TextFormatError, match=r"s.gold:1: the word at the verb index of .*s.text:1 is not the correct form, "
+                       r"and so on 40 of 40 lines: are the .text and .gold files line-aligned\?"):
+        read_agreement(_write_set(tmp_path, "\n".join(shifted) + "\n", "\n".join(golds) + "\n"))
+
+
+def test_tab_prefix_must_be_the_text_before_the_verb(tmp_path):
+    gold = "\t".join(["P", "0", "0", "2", "VERB", "x", "are", "is", "be", "1", "NOUN", "the keys"]) + "\n"
+    header = "pattern\tform\tclass\tn_attr\ttype\tprefix\n"
+    rows = "P\tare\tcorrect\t1\toriginal\t{0}\nP\tis\twrong\t1\toriginal\t{0}\n"
+    # the authors' prefixes have <unk> for words outside their vocabulary
+    item, = read_agreement(_write_set(tmp_path, "the keys are\n", gold, header + rows.format("<unk> keys")))
+    assert item.prefix == ["the", "keys"]
+    with pytest.raises(TextFormatError, match=r"s.tab:2: prefix 'the locks' is not 'the keys', the words before the verb on line 1"):
+        read_agreement(_write_set(tmp_path, "the keys are\n", gold, header + rows.format("the locks")))
+
+
 def test_missing_ranking_files(tmp_path):
     (tmp_path / "s.text").write_text("a\n")
     with pytest.raises(TextFormatError, match=r"s.gold: file not found \(an agreement set is NAME.text \+ NAME.gold\)"):

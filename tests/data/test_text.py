@@ -56,12 +56,25 @@ def test_vocabulary_file_round_trip_and_lambada_style_columns(tmp_path):
 
 @pytest.mark.parametrize(
     "text, line, message",
-    [("a\nb\na\n", 3, "'a' is already on line 1"), ("a\n\nb\n", 2, "empty line in a vocabulary file")],
+    [
+        ("a\nb\na\n", 3, "'a' is already on line 1"),
+        ("a\n\nb\n", 2, "empty line in a vocabulary file"),
+        # `uniq -c | sort -rn` output: named as such, not as the duplicate count '1' on line 3
+        ("12 the\n7 of\n1 cat\n1 dog\n", 1, "every line is a number, then a word"),
+    ],
 )
 def test_broken_vocabulary_files_name_file_and_line(tmp_path, text, line, message):
     (tmp_path / "v.txt").write_text(text)
     with pytest.raises(TextFormatError, match=rf"v.txt:{line}: {message}"):
         Vocabulary.from_file(tmp_path / "v.txt")
+
+
+def test_vocabulary_of_numbers_or_with_a_numeric_word_is_read(tmp_path):
+    """Only a file whose every line is `number word` reads as `count word`; numbers as words stay."""
+    (tmp_path / "numbers.txt").write_text("7 120\n3 45\n")  # digits with their counts
+    (tmp_path / "mixed.txt").write_text("the 12\n1984 3\n3 three\n")
+    assert Vocabulary.from_file(tmp_path / "numbers.txt").words[3:] == ["7", "3"]
+    assert Vocabulary.from_file(tmp_path / "mixed.txt").words[3:] == ["the", "1984", "3"]
 
 
 def test_stream_puts_eos_in_front_and_after_every_line():

@@ -30,6 +30,7 @@ from pathlib import Path
 from .text import TextFormatError, read_lines
 
 NUMBER_LABELS = ("VBZ", "VBP")  # singular, plural: the class ids 0 and 1
+MAX_OFF_VERB = 0.05  # the share of a 4-column set's items whose verb in .text may differ from the correct form
 
 
 @dataclass
@@ -73,6 +74,7 @@ def read_agreement(path: str | Path, *, lowercase: bool = False) -> list[Agreeme
     if len(sentences) != len(golds):
         raise TextFormatError(f"{gold_path}: {len(golds)} lines, but {text_path} has {len(sentences)}; they must be line-aligned")
     items = []
+    off_verb: list[int] = []  # Linzen's lines whose word at the verb index is not the correct form
     for (lineno, gold), sentence in zip(golds, sentences):
         where = f"{gold_path}:{lineno}"
         fields = gold.split("\t")
@@ -91,11 +93,20 @@ def read_agreement(path: str | Path, *, lowercase: bool = False) -> list[Agreeme
             raise TextFormatError(f"{where}: verb index {position} is past the end of {text_path}:{lineno} ({len(words)} words)")
         if not correct.strip() or not wrong.strip():
             raise TextFormatError(f"{where}: empty verb form")
+        if len(fields) == 4 and words[position].lower() != correct.strip().lower():
+            off_verb.append(lineno)  # (Gulordava's nonce sentences carry another verb there)
         if lowercase:
             correct, wrong = correct.lower(), wrong.lower()
         items.append(AgreementItem(words[:position], correct.strip(), wrong.strip(), attractors, None, lineno))
     if not items:
         raise TextFormatError(f"{gold_path}: no items found")
+    # Linzen's .text holds the correct form at the index (all 7,489 items, up to case); files
+    # out of step by a line still parse, so only this tells them apart.
+    if len(off_verb) > MAX_OFF_VERB * len(items):
+        raise TextFormatError(
+            f"{gold_path}:{off_verb[0]}: the word at the verb index of {text_path}:{off_verb[0]} is not the correct form, "
+            f"and so on {len(off_verb)} of {len(items)} lines: are the .text and .gold files line-aligned?"
+        )
     if tab_path is not None:
         _add_tab_columns(items, tab_path, lowercase=lowercase)
     return items
@@ -113,6 +124,7 @@ def _add_tab_columns(items: list[AgreementItem], tab_path: Path, *, lowercase: b
     if missing:
         raise TextFormatError(f"{tab_path}:1: the header lacks column(s) {', '.join(missing)}")
     col = {name: header.index(name) for name in ("form", "n_attr", "type")}
+    prefix_col = header.index("prefix") if "prefix" in header else None
     if len(rows) - 1 != 2 * len(items):
         raise TextFormatError(f"{tab_path}: {len(rows) - 1} rows, expected 2 per sentence ({2 * len(items)})")
     for i, item in enumerate(items):
@@ -127,6 +139,14 @@ def _add_tab_columns(items: list[AgreementItem], tab_path: Path, *, lowercase: b
                 f"{tab_path}:{lineno}: forms {forms} do not match line {item.line} of the .gold file "
                 f"({item.correct!r}, {item.wrong!r})"
             )
+        if prefix_col is not None:  # the .text line's words before the verb, as the .gold file places it
+            prefix = good[prefix_col].lower() if lowercase else good[prefix_col]
+            words = prefix.split()  # the authors' prefix has <unk> for words out of their vocabulary
+            if len(words) != len(item.prefix) or any(w not in (v, "<unk>") for w, v in zip(words, item.prefix)):
+                raise TextFormatError(
+                    f"{tab_path}:{lineno}: prefix {prefix!r} is not {' '.join(item.prefix)!r}, the words before "
+                    f"the verb on line {item.line} of the .text file: are .text, .gold and .tab line-aligned?"
+                )
         item.attractors = _int(good[col["n_attr"]], f"{tab_path}:{lineno}", "n_attr")
         item.kind = good[col["type"]]
 

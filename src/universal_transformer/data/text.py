@@ -89,10 +89,16 @@ class Vocabulary:
         """Read a vocabulary file: one entry per line, the word first (a tab- or space-separated
         count or other columns after it are ignored, as in LAMBADA's ``lambada-vocab-2.txt``).
         Reserved entries in the file keep their reserved ids; at most ``max_size`` entries in all."""
+        lines = [(lineno, text.split()) for lineno, text in read_lines(path)]
+        if lines and all(len(f) > 1 and f[0].isdigit() and not f[1].isdigit() for _, f in lines):
+            # `uniq -c` order: the counts would become the vocabulary and every word <unk>.
+            raise TextFormatError(
+                f"{path}:{lines[0][0]}: every line is a number, then a word: a vocabulary file "
+                "has the word first (`word count`), not `count word`"
+            )
         words: list[str] = []
         seen: dict[str, int] = {}
-        for lineno, text in read_lines(path):
-            fields = text.split()
+        for lineno, fields in lines:
             if not fields:
                 raise TextFormatError(f"{path}:{lineno}: empty line in a vocabulary file")
             word = fields[0]
