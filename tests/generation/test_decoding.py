@@ -134,3 +134,25 @@ def test_tables_grown_while_generating_still_train():
     model.configure_runtime(depth=4)
     tokens = torch.randint(3, 20, (2, 14))
     model.train()(tokens[:, :-1], tokens[:, 1:]).loss.backward()  # FrozenKeyValues saves the step signal
+
+
+def test_decoding_gives_every_module_its_training_flag_back():
+    """A model in eval mode stays so after decoding through UncachedDecoder (a fresh wrapper,
+    itself in training mode, had switched it to training mode: dropout on), and a model whose
+    submodules are in different modes (an encoder frozen in eval mode) keeps them."""
+    from universal_transformer.generation import UncachedDecoder
+
+    model = UniversalTransformer(small_config(dropout=0.1))
+    src = torch.randint(3, 13, (2, 5))
+    model.eval()
+    generate_uncached(model, src, max_new_tokens=3)
+    beam_search(UncachedDecoder(model), src, beam_size=2, max_new_tokens=3)
+    generate(UncachedDecoder(model), src, max_new_tokens=3)
+    assert not any(m.training for m in model.modules())
+    model.train()
+    model.encoder.eval()
+    flags = [m.training for m in model.modules()]
+    generate(model, src, max_new_tokens=3)
+    beam_search(model, src, beam_size=2, max_new_tokens=3)
+    generate_uncached(model, src, max_new_tokens=3)
+    assert [m.training for m in model.modules()] == flags

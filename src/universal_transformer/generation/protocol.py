@@ -141,13 +141,22 @@ def expand_state(state: Any, batch_size: int, times: int, device: torch.device |
 
 @contextmanager
 def eval_mode(model: nn.Module | Decoder) -> Iterator[None]:
-    """Run in eval mode (no dropout) and restore the model's training flag afterwards, even on error."""
+    """Run in eval mode (no dropout) and restore every module's training flag afterwards, even on error.
+
+    Each module gets its own flag back: ``model.train(flag)`` would give every submodule the
+    outer one's, and a wrapper (:class:`UncachedDecoder`, a fresh module, in training mode)
+    would leave the model it wraps in training mode (dropout on) after decoding.
+    """
+    flags = [(m, m.training) for m in model.modules()] if isinstance(model, nn.Module) else None
     was_training = model.training
     model.train(False)
     try:
         yield
     finally:
-        model.train(was_training)
+        if flags is None:
+            model.train(was_training)
+        for module, flag in flags or ():
+            module.training = flag
 
 
 @dataclass
