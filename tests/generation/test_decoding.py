@@ -156,3 +156,14 @@ def test_decoding_gives_every_module_its_training_flag_back():
     beam_search(model, src, beam_size=2, max_new_tokens=3)
     generate_uncached(model, src, max_new_tokens=3)
     assert [m.training for m in model.modules()] == flags
+
+
+def test_beam_search_refuses_an_eos_id_outside_the_vocabulary():
+    """No hypothesis could end with such an eos: the search returned none (``.best`` failed with an
+    IndexError), and -1 read the last token's log-prob. (generate takes one: it never stops.)"""
+    model = UniversalTransformer(small_config())  # 13 tokens
+    src = torch.randint(3, 13, (2, 5))
+    for eos in (13, -1):
+        with pytest.raises(ValueError, match=rf"eos_id \({eos}\) is not a token of the model's vocabulary of 13"):
+            beam_search(model, src, beam_size=2, max_new_tokens=3, eos_id=eos)
+        assert generate(model, src, max_new_tokens=3, eos_id=eos, stop_at_eos=False).shape == (2, 3)

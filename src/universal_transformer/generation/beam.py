@@ -47,7 +47,7 @@ from typing import Callable, Literal, get_args
 import torch
 from torch import Tensor
 
-from .protocol import Decoder, check_decoder, eval_mode, expand_state, reorder_state
+from .protocol import Decoder, check_decoder, check_eos, eval_mode, expand_state, reorder_state
 
 LengthPenaltyKind = Literal["gnmt", "plain"]
 
@@ -136,6 +136,7 @@ def beam_search(
 
     with eval_mode(model):
         state, logits = model.prefill(inputs)
+        check_eos(eos, logits.shape[-1])
         expand_state(state, batch, k, inputs.device)
         logits = logits.repeat_interleave(k, dim=0)
         dtype = torch.promote_types(logits.dtype, torch.float32)

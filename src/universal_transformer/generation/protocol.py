@@ -78,6 +78,16 @@ def check_decoder(model: Any, eos_id: int) -> None:
         raise ValueError(f"eos_id ({eos_id}) must differ from pad_id: padding is never generated")
 
 
+def check_eos(eos_id: int, vocab_size: int) -> None:
+    """Refuse, for beam search, an end-of-sequence id that is not a token of the model's
+    vocabulary (``vocab_size``, the width of its logits): no hypothesis could end, so none
+    would be returned, and a negative one would read another token's log-probability.
+    (:func:`~.decoding.generate` takes one: ``eos_id=-1`` decodes without ever stopping.)"""
+    if not 0 <= eos_id < vocab_size:
+        raise ValueError(f"eos_id ({eos_id}) is not a token of the model's vocabulary of {vocab_size}: "
+                         "beam search ends every hypothesis with it")
+
+
 def check_prompt(prompt: Tensor, pad_id: int) -> None:
     """Refuse a language model's batch of prompts that holds padding: prompts of different
     lengths, padded to one. Its next-token logits would be read at a padding position (or,
