@@ -51,6 +51,16 @@ def test_a_language_model_refuses_padded_prompts(model):
         assert torch.equal(together[row], generate(model, same_length[row:row + 1], max_new_tokens=4, stop_at_eos=False)[0])
 
 
+@pytest.mark.parametrize("model", [UTLanguageModel(small_config()), LSTMLanguageModel(LSTMConfig(vocab_size=13, d_model=16))])
+def test_a_language_model_refuses_empty_prompts_with_a_message(model):
+    """No position to read the next token at: an IndexError from deep inside before."""
+    empty = torch.zeros((2, 0), dtype=torch.long)
+    for decode in (lambda: generate(model, empty, max_new_tokens=3), lambda: beam_search(model, empty, beam_size=2, max_new_tokens=3),
+                   lambda: generate_uncached(model, empty, max_new_tokens=3)):
+        with pytest.raises(ValueError, match="the prompts are empty"):
+            decode()
+
+
 def test_sampling_options_without_sampling_are_refused():
     model = UTLanguageModel(small_config())
     for options in (dict(temperature=0.5), dict(top_k=3), dict(top_p=0.9)):

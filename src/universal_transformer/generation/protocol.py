@@ -93,7 +93,10 @@ def check_prompt(prompt: Tensor, pad_id: int) -> None:
     lengths, padded to one. Its next-token logits would be read at a padding position (or,
     left-padded, after padding the model attends to), so those rows would get another model's
     output without an error. Decode prompts of one length together (``ut generate`` groups
-    them so)."""
+    them so). An empty prompt is refused too: there is no position to read the next token at."""
+    if prompt.dim() == 2 and prompt.shape[1] == 0:
+        raise ValueError("the prompts are empty: a language model continues at least one token "
+                         "(to generate from a sentence start, give the start token)")
     padded = (prompt == pad_id).any(dim=1)
     if bool(padded.any()):
         row = int(padded.nonzero()[0, 0])
