@@ -61,6 +61,16 @@ def test_a_language_model_refuses_empty_prompts_with_a_message(model):
             decode()
 
 
+def test_a_negative_max_new_tokens_is_refused():
+    """It gave an empty output without a word (beam search: a message about min_length)."""
+    model = UniversalTransformer(small_config())
+    src = torch.randint(3, 13, (2, 5))
+    for decode in (generate, generate_uncached, beam_search):
+        with pytest.raises(ValueError, match="max_new_tokens must be >= 0, got -1"):
+            decode(model, src, max_new_tokens=-1)
+    assert generate(model, src, max_new_tokens=0).shape == (2, 0)
+
+
 def test_sampling_options_without_sampling_are_refused():
     model = UTLanguageModel(small_config())
     for options in (dict(temperature=0.5), dict(top_k=3), dict(top_p=0.9)):

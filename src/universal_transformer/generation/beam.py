@@ -47,6 +47,7 @@ from typing import Callable, Literal, get_args
 import torch
 from torch import Tensor
 
+from .decoding import check_max_new_tokens
 from .protocol import Decoder, check_decoder, check_eos, eval_mode, expand_state, reorder_state
 
 LengthPenaltyKind = Literal["gnmt", "plain"]
@@ -267,6 +268,7 @@ def _max_lengths(
     if max_new_tokens is not None:
         if b is not None or a != 0.0:
             raise ValueError("give either max_new_tokens or max_length_a/max_length_b, not both")
+        check_max_new_tokens(max_new_tokens)
         a, b = 0.0, max_new_tokens
     if b is None:
         raise ValueError("give max_new_tokens, or max_length_b (and max_length_a): the maximum output length")

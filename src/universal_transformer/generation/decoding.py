@@ -70,6 +70,7 @@ def generate(
     config = model.config
     eos = config.eos_id if eos_id is None else eos_id
     check_decoder(model, eos)
+    check_max_new_tokens(max_new_tokens)
     if not do_sample and (temperature != 1.0 or top_k is not None or top_p is not None):
         raise ValueError("temperature, top_k and top_p shape sampling: pass do_sample=True (greedy decoding would ignore them)")
     out = []
@@ -97,6 +98,7 @@ def generate_uncached(model: Decoder, inputs: Tensor, *, max_new_tokens: int) ->
     :class:`~.protocol.UncachedDecoder`). Returns the tokens ``[B, n]`` and the logits
     ``[B, n, V]`` each step chose from; never stops at eos.
     """
+    check_max_new_tokens(max_new_tokens)
     uncached = UncachedDecoder(model)
     tokens, step_logits = [], []
     with eval_mode(uncached):
@@ -111,6 +113,12 @@ def generate_uncached(model: Decoder, inputs: Tensor, *, max_new_tokens: int) ->
     if not tokens:
         return inputs.new_zeros((inputs.shape[0], 0)), logits.new_zeros((inputs.shape[0], 0, logits.shape[-1]))
     return torch.stack(tokens, 1), torch.stack(step_logits, 1)
+
+
+def check_max_new_tokens(max_new_tokens: int) -> None:
+    """Refuse a negative number of tokens to generate (it gave an empty output, as 0 does)."""
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
 
 
 def _never_pad(logits: Tensor, pad_id: int) -> Tensor:
