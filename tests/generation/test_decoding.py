@@ -29,6 +29,18 @@ def test_temperature_sharpens_and_flattens():
     assert cold < 0.01 and 0.33 < hot < 0.43
 
 
+def test_top_p_one_keeps_every_token(monkeypatch):
+    """The float32 running sum of the sorted probabilities reaches 1 before the tail of a
+    peaked distribution (here at once), and ``>= top_p`` had cut the tail at ``top_p=1``."""
+    logits = torch.tensor([[0.0] + [-25.0] * 9])
+    drawn_from = []
+    multinomial = torch.multinomial
+    monkeypatch.setattr(torch, "multinomial", lambda probs, *a, **k: drawn_from.append(probs) or multinomial(probs, *a, **k))
+    choose_next(logits, do_sample=True, top_p=1.0, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(drawn_from[0], logits.softmax(-1), rtol=0, atol=0)
+    assert bool((drawn_from[0] > 0).all())
+
+
 def test_bad_sampling_arguments():
     with pytest.raises(ValueError, match="temperature must be > 0"):
         choose_next(torch.zeros(1, 3), do_sample=True, temperature=0.0)

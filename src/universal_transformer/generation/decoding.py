@@ -36,9 +36,9 @@ def choose_next(
             raise ValueError(f"top_k must be >= 1, got {top_k}")
         kth = logits.topk(min(top_k, logits.shape[-1]), dim=-1).values[:, -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
-    if top_p is not None:
-        if not 0.0 < top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if top_p is not None and not 0.0 < top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if top_p is not None and top_p < 1.0:  # 1 keeps every token (the rounded running sum can reach 1 before the tail)
         sorted_logits, order = logits.sort(dim=-1, descending=True)
         probs = sorted_logits.softmax(-1)
         drop_sorted = probs.cumsum(-1) - probs >= top_p  # the better tokens already reach top_p; the best stays
