@@ -605,8 +605,10 @@ def run_generate(args: argparse.Namespace) -> int:
             result = beam_search(model, inputs, beam_size=args.beam, length_penalty=args.length_penalty,
                                  nbest=args.nbest, **lengths)
             for i, hypotheses in zip(chunk, result.hypotheses):
-                outputs[i] = [f"{hyp.score:.4f}\t{task.decode_tokens(hyp.tokens)}" if args.nbest > 1
-                              else task.decode_tokens(hyp.tokens) for hyp in hypotheses]
+                # Fewer hypotheses than --nbest (fewer outputs exist, e.g. --max-new-tokens 1 on a small
+                # vocabulary): blank lines for the rest, so that every input still has N lines.
+                outputs[i][: len(hypotheses)] = [f"{hyp.score:.4f}\t{task.decode_tokens(hyp.tokens)}" if args.nbest > 1
+                                                 else task.decode_tokens(hyp.tokens) for hyp in hypotheses]
         else:
             # Each input's own limit (2 x its length + 8 by default), so batching changes no greedy output.
             limits = [args.max_new_tokens or 2 * len(rows[i]) + 8 for i in chunk]
