@@ -152,4 +152,10 @@ def test_translate_keeps_the_order_and_equals_per_sentence_beam_search(corpus_di
         assert len(best.tokens) <= len(task.encode(text)) + 6  # a * source length + b
     greedy = task.translate(model, texts, beam_size=1)
     assert len(greedy) == len(texts)
+    # an argument given as 0 is that value, not "take the option's" (b = 6)
+    assert task.translate(model, texts, max_length_b=0, max_length_a=0.0) == [""] * len(texts)
+    with pytest.raises(ValueError, match="beam_size must be >= 1"):
+        task.translate(model, texts, beam_size=0)
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        task.translate(model, texts, batch_size=0)
     assert task.decode_tokens(task.encode_text("A dog runs home.")[0].tolist()) == "A dog runs home."

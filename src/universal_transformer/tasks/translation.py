@@ -200,17 +200,19 @@ class TranslationTask(Task):
         opts = self.options
         rows = [torch.tensor(self.encode(text)) for text in texts]
         order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
-        size = batch_size or opts.eval_batch_size
+        size = opts.eval_batch_size if batch_size is None else batch_size
+        if size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {size}")
         device = next(model.parameters()).device
         out = [""] * len(rows)
         for start in range(0, len(order), size):
             chunk = order[start : start + size]
             inputs = pad_sequence([rows[i] for i in chunk], batch_first=True, padding_value=self.tokenizer.pad_id)
             result = beam_search(
-                model, inputs.to(device), beam_size=beam_size or opts.beam_size,
+                model, inputs.to(device), beam_size=opts.beam_size if beam_size is None else beam_size,
                 length_penalty=opts.length_penalty if length_penalty is None else length_penalty,
                 max_length_a=opts.max_length_a if max_length_a is None else max_length_a,
-                max_length_b=max_length_b or opts.max_length_b,
+                max_length_b=opts.max_length_b if max_length_b is None else max_length_b,
             )
             for i, hyp in zip(chunk, result.best):
                 out[i] = self.tokenizer.decode(hyp.tokens)
