@@ -341,8 +341,11 @@ class Trainer:
         window: list[dict[str, float]] = []
         started = time.perf_counter()
         base_elapsed = self.elapsed
-        stopped_for_time = early_stopped = False
-        while self.step < cfg.steps:
+        stopped_for_time = False
+        # A run killed after it stopped early (during its test evaluation, say) must not train on
+        # when resumed: its checkpoint already meets the stopping rule (as this config sets it).
+        early_stopped = resumed and self._stopping_rule_met()
+        while self.step < cfg.steps and not early_stopped:
             t0 = time.perf_counter()
             stats = self.train_step()
             stats["seconds"] = time.perf_counter() - t0
@@ -440,9 +443,14 @@ class Trainer:
             self.evals_since_best += 1
         if self.cfg.keep_best_per_task:
             self._keep_best_per_task(metrics)
+        return all_reduce_flag(self._stopping_rule_met(), self.ctx)
+
+    def _stopping_rule_met(self) -> bool:
+        """Early stopping's patience is spent, or the best validation score has reached
+        ``stop_at_score`` (the best is the highest score, so some evaluation reached it)."""
         stop = self.cfg.early_stopping is not None and self.evals_since_best >= self.cfg.early_stopping
-        stop |= self.cfg.stop_at_score is not None and metrics["score"] >= self.cfg.stop_at_score
-        return all_reduce_flag(stop, self.ctx)
+        best = self.best["metrics"]
+        return stop or (self.cfg.stop_at_score is not None and best is not None and best["score"] >= self.cfg.stop_at_score)
 
     def _keep_best_per_task(self, metrics: dict[str, Any]) -> None:
         """Save the model as ``best-per-task/NAME`` for each task whose validation score it beats
