@@ -246,7 +246,10 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
-        set_rng_state(state["rng"])
+        # This process's own RNG states (dropout draws differ between processes); rank 0's for a
+        # checkpoint from another number of processes (or from before they were kept).
+        ranks = state.get("rng_per_rank")
+        set_rng_state(ranks[self.ctx.rank] if ranks and len(ranks) == self.ctx.world_size else state["rng"])
         self.step = state["step"]
         self.elapsed = state["elapsed"]
         self.best = state["best"]
@@ -254,9 +257,17 @@ class Trainer:
         self.evals_since_best = state["evals_since_best"]
 
     def save_checkpoint(self) -> Path | None:
+        """Every process calls it (it gathers their RNG states); the main one writes the file."""
+        ranks = None
+        if self.ctx.enabled:
+            ranks = [None] * self.ctx.world_size
+            torch.distributed.all_gather_object(ranks, rng_state())
         if not self.ctx.is_main:
             return None
-        return self.checkpoints.save(self.state_dict(), self.step)
+        state = self.state_dict()
+        if ranks is not None:
+            state["rng_per_rank"] = ranks
+        return self.checkpoints.save(state, self.step)
 
     # -- the loop ----------------------------------------------------------------------
 
