@@ -377,7 +377,8 @@ class Trainer:
                 if early_stopped:
                     break
             over_time = cfg.time_limit is not None and self.elapsed - base_elapsed > cfg.time_limit
-            if cfg.time_limit is not None and all_reduce_flag(over_time, self.ctx):  # all processes stop together
+            # All processes stop together; past the last step the run has finished, not stopped.
+            if cfg.time_limit is not None and self.step < cfg.steps and all_reduce_flag(over_time, self.ctx):
                 self.save_checkpoint()
                 stopped_for_time = True
                 break
