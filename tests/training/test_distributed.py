@@ -77,3 +77,35 @@ def test_two_processes_with_dropout_resume_exactly(tmp_path):
     assert len(b["rng_per_rank"]) == 2
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or not dist.is_nccl_available(), reason="needs a CUDA device and NCCL")
+def test_data_parallel_training_on_nccl_reduces_only_cuda_tensors(tmp_path):
+    """NCCL has no CPU collectives ("No backend type associated with device type cpu"): every
+    tensor the trainer reduces must be on its device. One process in an NCCL group, with the
+    trainer's collectives switched on, runs the same calls as torchrun on several GPUs."""
+    import socket
+
+    import yaml
+
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.distributed import DistributedContext
+    from universal_transformer.training.trainer import Trainer
+
+    class Collective(DistributedContext):
+        enabled = True  # a one-process group, as if there were several
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        data = yaml.safe_load(yaml.safe_dump(TINY))
+        data["train"].update(steps=2, eval_every=2)
+        ctx = Collective(0, 1, 0, torch.device("cuda", 0))
+        summary = Trainer(ExperimentConfig.from_dict(data), tmp_path, ctx=ctx, progress=False, verbose=False).fit()
+    finally:
+        dist.destroy_process_group()
+    assert summary["status"] == "done" and summary["step"] == 2

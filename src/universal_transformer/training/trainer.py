@@ -289,7 +289,7 @@ class Trainer:
         bounds = torch.linspace(0, batch.size, parts + 1).round().long().tolist()
         self.wrapped.train()
         autocast = torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
-        ce_sum = torch.zeros(2)
+        ce_sum = torch.zeros(2, device=ctx.device)  # on the device: NCCL reduces no CPU tensors
         for micro in range(cfg.grad_accum):
             j = micro * ctx.world_size + ctx.rank
             part = batch.select(slice(bounds[j], bounds[j + 1])).to(ctx.device)
@@ -299,9 +299,10 @@ class Trainer:
                     terms = batch_loss(self.wrapped, part, totals, cfg.label_smoothing)
                 # DDP averages gradients over processes; scale back to a sum over the global batch.
                 (terms.loss * ctx.world_size).backward()
-            ce_sum += torch.stack((terms.task_loss.detach().float().cpu(), terms.ponder_cost.detach().float().cpu()))
+            ce_sum += torch.stack((terms.task_loss.detach().float(), terms.ponder_cost.detach().float()))
         if ctx.enabled:
             torch.distributed.all_reduce(ce_sum)
+        ce_sum = ce_sum.cpu()
         loss_value = float(ce_sum[0])
         if all_reduce_flag(not math.isfinite(loss_value), ctx):
             latest = self.checkpoints.latest()
