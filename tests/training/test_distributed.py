@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from .conftest import run_ut
+from .conftest import TINY, run_ut
 
 
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
@@ -40,3 +40,72 @@ def test_two_processes_equal_one_with_the_combined_batch(tmp_path, tiny_config):
         moved |= not torch.allclose(first["model"][key], a["model"][key])
     assert moved  # training changed the weights, so equality is not trivial
     assert "world_size" in (tmp_path / "two" / "metrics.json").read_text()
+
+
+def _train_straight_and_resumed(rank: int, port: int, root: str) -> None:
+    """One of two processes: 4 steps straight, and 2 steps then a resumption to 4."""
+    import yaml
+
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.distributed import shutdown_distributed
+    from universal_transformer.training.trainer import Trainer
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2", RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    for out, steps in (("straight", 4), ("resumed", 2), ("resumed", 4)):
+        data = yaml.safe_load(yaml.safe_dump(TINY))
+        data["train"].update(steps=steps, eval_every=2)
+        Trainer(ExperimentConfig.from_dict(data), f"{root}/{out}", device="cpu", progress=False, verbose=False).fit()
+    shutdown_distributed()
+
+
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
+def test_two_processes_with_dropout_resume_exactly(tmp_path):
+    """Each process's dropout draws its own numbers (its part of the batch differs, and so,
+    with ACT, does how many it draws): a resumed process continues its own RNG states, not
+    the main process's."""
+    import socket
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(_train_straight_and_resumed, args=(port, str(tmp_path)), nprocs=2)
+    a = torch.load(tmp_path / "straight" / "checkpoints" / "step-00000004.pt", weights_only=False)
+    b = torch.load(tmp_path / "resumed" / "checkpoints" / "step-00000004.pt", weights_only=False)
+    assert len(b["rng_per_rank"]) == 2
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or not dist.is_nccl_available(), reason="needs a CUDA device and NCCL")
+def test_data_parallel_training_on_nccl_reduces_only_cuda_tensors(tmp_path):
+    """NCCL has no CPU collectives ("No backend type associated with device type cpu"): every
+    tensor the trainer reduces must be on its device. One process in an NCCL group, with the
+    trainer's collectives switched on, runs the same calls as torchrun on several GPUs."""
+    import socket
+
+    import yaml
+
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.distributed import DistributedContext
+    from universal_transformer.training.trainer import Trainer
+
+    class Collective(DistributedContext):
+        enabled = True  # a one-process group, as if there were several
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        data = yaml.safe_load(yaml.safe_dump(TINY))
+        data["train"].update(steps=2, eval_every=2)
+        ctx = Collective(0, 1, 0, torch.device("cuda", 0))
+        summary = Trainer(ExperimentConfig.from_dict(data), tmp_path, ctx=ctx, progress=False, verbose=False).fit()
+    finally:
+        dist.destroy_process_group()
+    assert summary["status"] == "done" and summary["step"] == 2

@@ -53,6 +53,26 @@ def test_time_limit_stops_and_the_same_command_resumes(tmp_path):
     assert set(summary["test"]) >= {"len6/sequence_accuracy", "len12/char_accuracy", "score"}
 
 
+def test_a_run_whose_last_step_passes_the_time_limit_finishes(tmp_path):
+    summary = Trainer(_experiment(steps=1, time_limit=0.0), tmp_path, progress=False, verbose=False).fit()
+    assert summary["status"] == "done" and summary["step"] == 1 and "test" in summary
+    assert (tmp_path / "metrics.json").is_file()
+    assert json.loads((tmp_path / "record.json").read_text())["status"] == "done"
+
+
+@pytest.mark.parametrize("stop", [{"early_stopping": 1}, {"stop_at_score": 0.0}])
+def test_a_run_killed_after_it_stopped_early_does_not_train_on_when_resumed(tmp_path, stop):
+    first = Trainer(_experiment(steps=40, **stop), tmp_path, progress=False, verbose=False).fit()
+    assert first["status"] == "early_stopped" and first["step"] < 40
+    (tmp_path / "metrics.json").unlink()  # as if killed during the final test evaluation
+    checkpoints = sorted((tmp_path / "checkpoints").iterdir())
+    again = Trainer(_experiment(steps=40, **stop), tmp_path, progress=False, verbose=False).fit()
+    assert again["status"] == "early_stopped" and again["step"] == first["step"]
+    assert again["best_step"] == first["best_step"] and again["test"] == first["test"]
+    assert sorted((tmp_path / "checkpoints").iterdir()) == checkpoints  # no step trained after the stop
+    assert json.loads((tmp_path / "record.json").read_text())["steps"] == first["step"]
+
+
 def test_schedules():
     inv = lr_multiplier("inverse_sqrt", warmup_steps=100, total_steps=1000)
     assert inv(0) == pytest.approx(0.01) and inv(99) == pytest.approx(1.0) and inv(399) == pytest.approx(0.5)

@@ -246,7 +246,10 @@ class Trainer:
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
-        set_rng_state(state["rng"])
+        # This process's own RNG states (dropout draws differ between processes); rank 0's for a
+        # checkpoint from another number of processes (or from before they were kept).
+        ranks = state.get("rng_per_rank")
+        set_rng_state(ranks[self.ctx.rank] if ranks and len(ranks) == self.ctx.world_size else state["rng"])
         self.step = state["step"]
         self.elapsed = state["elapsed"]
         self.best = state["best"]
@@ -254,9 +257,17 @@ class Trainer:
         self.evals_since_best = state["evals_since_best"]
 
     def save_checkpoint(self) -> Path | None:
+        """Every process calls it (it gathers their RNG states); the main one writes the file."""
+        ranks = None
+        if self.ctx.enabled:
+            ranks = [None] * self.ctx.world_size
+            torch.distributed.all_gather_object(ranks, rng_state())
         if not self.ctx.is_main:
             return None
-        return self.checkpoints.save(self.state_dict(), self.step)
+        state = self.state_dict()
+        if ranks is not None:
+            state["rng_per_rank"] = ranks
+        return self.checkpoints.save(state, self.step)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -278,7 +289,7 @@ class Trainer:
         bounds = torch.linspace(0, batch.size, parts + 1).round().long().tolist()
         self.wrapped.train()
         autocast = torch.autocast(ctx.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
-        ce_sum = torch.zeros(2)
+        ce_sum = torch.zeros(2, device=ctx.device)  # on the device: NCCL reduces no CPU tensors
         for micro in range(cfg.grad_accum):
             j = micro * ctx.world_size + ctx.rank
             part = batch.select(slice(bounds[j], bounds[j + 1])).to(ctx.device)
@@ -288,9 +299,10 @@ class Trainer:
                     terms = batch_loss(self.wrapped, part, totals, cfg.label_smoothing)
                 # DDP averages gradients over processes; scale back to a sum over the global batch.
                 (terms.loss * ctx.world_size).backward()
-            ce_sum += torch.stack((terms.task_loss.detach().float().cpu(), terms.ponder_cost.detach().float().cpu()))
+            ce_sum += torch.stack((terms.task_loss.detach().float(), terms.ponder_cost.detach().float()))
         if ctx.enabled:
             torch.distributed.all_reduce(ce_sum)
+        ce_sum = ce_sum.cpu()
         loss_value = float(ce_sum[0])
         if all_reduce_flag(not math.isfinite(loss_value), ctx):
             latest = self.checkpoints.latest()
@@ -341,8 +353,11 @@ class Trainer:
         window: list[dict[str, float]] = []
         started = time.perf_counter()
         base_elapsed = self.elapsed
-        stopped_for_time = early_stopped = False
-        while self.step < cfg.steps:
+        stopped_for_time = False
+        # A run killed after it stopped early (during its test evaluation, say) must not train on
+        # when resumed: its checkpoint already meets the stopping rule (as this config sets it).
+        early_stopped = resumed and self._stopping_rule_met()
+        while self.step < cfg.steps and not early_stopped:
             t0 = time.perf_counter()
             stats = self.train_step()
             stats["seconds"] = time.perf_counter() - t0
@@ -363,7 +378,8 @@ class Trainer:
                 if early_stopped:
                     break
             over_time = cfg.time_limit is not None and self.elapsed - base_elapsed > cfg.time_limit
-            if cfg.time_limit is not None and all_reduce_flag(over_time, self.ctx):  # all processes stop together
+            # All processes stop together; past the last step the run has finished, not stopped.
+            if cfg.time_limit is not None and self.step < cfg.steps and all_reduce_flag(over_time, self.ctx):
                 self.save_checkpoint()
                 stopped_for_time = True
                 break
@@ -440,9 +456,14 @@ class Trainer:
             self.evals_since_best += 1
         if self.cfg.keep_best_per_task:
             self._keep_best_per_task(metrics)
+        return all_reduce_flag(self._stopping_rule_met(), self.ctx)
+
+    def _stopping_rule_met(self) -> bool:
+        """Early stopping's patience is spent, or the best validation score has reached
+        ``stop_at_score`` (the best is the highest score, so some evaluation reached it)."""
         stop = self.cfg.early_stopping is not None and self.evals_since_best >= self.cfg.early_stopping
-        stop |= self.cfg.stop_at_score is not None and metrics["score"] >= self.cfg.stop_at_score
-        return all_reduce_flag(stop, self.ctx)
+        best = self.best["metrics"]
+        return stop or (self.cfg.stop_at_score is not None and best is not None and best["score"] >= self.cfg.stop_at_score)
 
     def _keep_best_per_task(self, metrics: dict[str, Any]) -> None:
         """Save the model as ``best-per-task/NAME`` for each task whose validation score it beats
