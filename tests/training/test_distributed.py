@@ -59,19 +59,50 @@ def _train_straight_and_resumed(rank: int, port: int, root: str) -> None:
     shutdown_distributed()
 
 
+def _draws_after_building(rank: int, port: int, root: str) -> None:
+    """One of two processes: the weights it built and the next numbers its dropout would draw."""
+    import yaml
+
+    from universal_transformer.training.config import ExperimentConfig
+    from universal_transformer.training.distributed import shutdown_distributed
+    from universal_transformer.training.trainer import Trainer
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2", RANK=str(rank), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    trainer = Trainer(ExperimentConfig.from_dict(yaml.safe_load(yaml.safe_dump(TINY))), f"{root}/run", device="cpu",
+                      progress=False, verbose=False)
+    torch.save({"weights": trainer.model.state_dict(), "draws": torch.rand(16)}, f"{root}/rank{rank}.pt")
+    shutdown_distributed()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
+def test_processes_start_from_one_model_and_draw_their_own_dropout(tmp_path):
+    """With one seed for all, every process would drop the same units of its rows."""
+    import torch.multiprocessing as mp
+
+    mp.spawn(_draws_after_building, args=(_free_port(), str(tmp_path)), nprocs=2)
+    zero, one = (torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1))
+    for key in zero["weights"]:
+        assert torch.equal(zero["weights"][key], one["weights"][key]), key
+    assert not torch.equal(zero["draws"], one["draws"])
+
+
 @pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="needs torch.distributed with gloo")
 def test_two_processes_with_dropout_resume_exactly(tmp_path):
     """Each process's dropout draws its own numbers (its part of the batch differs, and so,
     with ACT, does how many it draws): a resumed process continues its own RNG states, not
     the main process's."""
-    import socket
-
     import torch.multiprocessing as mp
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    mp.spawn(_train_straight_and_resumed, args=(port, str(tmp_path)), nprocs=2)
+    mp.spawn(_train_straight_and_resumed, args=(_free_port(), str(tmp_path)), nprocs=2)
     a = torch.load(tmp_path / "straight" / "checkpoints" / "step-00000004.pt", weights_only=False)
     b = torch.load(tmp_path / "resumed" / "checkpoints" / "step-00000004.pt", weights_only=False)
     assert len(b["rng_per_rank"]) == 2

@@ -150,6 +150,11 @@ class Trainer:
         torch.manual_seed(self.cfg.seed)
         self.task = build_task(experiment.task, seed=self.cfg.seed)
         self.model = build_model(experiment, self.task).to(self.ctx.device)
+        if self.ctx.rank:
+            # Every process built the same weights from the seed; from here each draws its own
+            # random numbers (dropout on its own rows of the batch), not copies of rank 0's.
+            # Rank 0 keeps the seed's stream, so a one-process run is unchanged.
+            torch.manual_seed(self.cfg.seed + 1_000_003 * self.ctx.rank)
         if self.cfg.keep_best_per_task and not self.task.task_names():
             raise ConfigError(f"train.keep_best_per_task keeps a model per task of a joint task; this {self.task.name} "
                               "task is one task (bAbI: list several in task.tasks)")
