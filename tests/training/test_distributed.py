@@ -140,3 +140,19 @@ def test_data_parallel_training_on_nccl_reduces_only_cuda_tensors(tmp_path):
     finally:
         dist.destroy_process_group()
     assert summary["status"] == "done" and summary["step"] == 2
+
+
+def test_other_ranks_wait_out_a_long_evaluation_on_rank_0(monkeypatch):
+    """Rank 0 evaluates alone while the others wait in a collective: torch's default timeouts
+    (NCCL 10 minutes, gloo 30) would end a run whose test evaluation takes longer."""
+    from datetime import timedelta
+
+    from universal_transformer.training import distributed
+
+    calls = []
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(dist, "init_process_group", lambda **kwargs: calls.append(kwargs))
+    ctx = distributed.init_distributed("cpu")
+    assert ctx.enabled and calls[0]["backend"] == "gloo"
+    assert calls[0].get("timeout", timedelta(minutes=30)) >= timedelta(hours=2)

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
 
 from ..config import ConfigError
+
+
+# Rank 0 evaluates alone (validation, and the test split at the end) while the other ranks
+# wait in a collective; a long evaluation (bAbI's test stories, beam search over a test set)
+# outlasts torch's defaults (NCCL 10 minutes, gloo 30) and would kill a healthy run. A
+# process that fails still stops them all at once: torchrun ends the other workers.
+COLLECTIVE_TIMEOUT = timedelta(hours=4)
 
 
 @dataclass
@@ -57,7 +65,7 @@ def init_distributed(device: str | None = None) -> DistributedContext:
     else:
         dev = torch.device("cpu")
     if world > 1 and not dist.is_initialized():
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+        dist.init_process_group(backend="nccl" if use_cuda else "gloo", timeout=COLLECTIVE_TIMEOUT)
     return DistributedContext(rank, world, local, dev)
 
 
