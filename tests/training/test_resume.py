@@ -58,6 +58,21 @@ def test_changed_config_is_refused_and_more_steps_resume(tmp_path, tiny_config):
     assert more.returncode == 0 and "resuming at step 8" in more.stdout, more.stderr
 
 
+def test_an_evaluation_line_torn_by_a_kill_is_dropped_on_resume(tmp_path, tiny_config):
+    """A kill (or a full disk) in the middle of appending to metrics.jsonl leaves a line without its
+    newline; the next evaluation's line must not be glued to it (every record would then fail)."""
+    import json
+
+    run = tmp_path / "run"
+    assert run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=8").returncode == 0
+    log = run / "metrics.jsonl"
+    log.write_text(log.read_text() + '{"step": 12, "split": "valida')
+    more = run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=12")
+    assert more.returncode == 0 and "resuming at step 8" in more.stdout, more.stderr
+    assert [json.loads(line)["step"] for line in log.read_text().splitlines()] == [4, 8, 12]
+    assert [entry["step"] for entry in json.loads((run / "record.json").read_text())["history"]] == [4, 8, 12]
+
+
 def test_time_limited_chunks_resume_exactly(tmp_path):
     """``--time-limit`` stops cleanly with a checkpoint; chained runs end where one run ends."""
     import yaml

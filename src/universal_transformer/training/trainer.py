@@ -208,6 +208,7 @@ class Trainer:
             tmp = saved.with_name("config.yaml.tmp")
             self.experiment.save(tmp)
             tmp.replace(saved)
+            _drop_torn_line(self.run_dir / "metrics.jsonl")
         self._barrier()
         latest = self.checkpoints.latest()
         if latest is None:
@@ -516,6 +517,18 @@ class Trainer:
 def _plain(metrics: dict[str, Any]) -> dict[str, Any]:
     """Metrics as a record holds them: numbers, strings and lists (no None)."""
     return {k: v for k, v in metrics.items() if v is not None}
+
+
+def _drop_torn_line(log: Path) -> None:
+    """Cut an evaluation line that a kill (or a full disk) left without its newline: resuming
+    evaluates that step again from the checkpoint before it, and the next line appended to the
+    fragment would make both unreadable (every later record of the run would fail on it)."""
+    if not log.is_file():
+        return
+    text = log.read_bytes()
+    if text and not text.endswith(b"\n"):
+        with open(log, "r+b") as f:
+            f.truncate(text.rfind(b"\n") + 1)
 
 
 def _progress(start: int, total: int, *, enabled: bool):
