@@ -125,6 +125,20 @@ def test_lstm_cached_decoding_matches_recomputation():
         assert row[:stop].tolist() == ref[:stop].tolist()
 
 
+def test_lstm_decodes_a_source_of_padding_alone_without_nan():
+    """Such a row has nothing to attend to; it must not turn the logits into NaN, and the other
+    rows of its batch decode as they do alone."""
+    torch.manual_seed(0)
+    model = LSTMSeq2Seq(LSTMConfig(vocab_size=13, d_model=16, num_layers=2, dropout=0.0)).eval()
+    src = torch.randint(3, 13, (2, 6))
+    src[1] = model.config.pad_id
+    tokens, logits = generate_uncached(model, src, max_new_tokens=4)
+    assert not bool(logits.isnan().any())  # (padding itself is -inf: never generated)
+    alone, alone_logits = generate_uncached(model, src[:1], max_new_tokens=4)
+    assert torch.equal(tokens[:1], alone)
+    torch.testing.assert_close(logits[:1], alone_logits)
+
+
 def test_decoding_sees_weights_changed_since_the_last_decoding():
     """The fused query/key/value weights of a decoding are made anew for each one, so a change
     of the weights between decodings (even through ``.data``, which no version counter sees)

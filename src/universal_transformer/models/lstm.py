@@ -75,7 +75,9 @@ class LSTMSeq2Seq(PretrainedModel):
         out, state.hidden = self.decoder(self.dropout(self.target_embedding(tgt_in)), state.hidden)
         scores = out @ state.memory.transpose(1, 2)  # [B, Lt, Ls]
         if state.memory_padding is not None:
-            scores = scores.masked_fill(state.memory_padding[:, None, :], float("-inf"))
+            # The lowest finite score, not -inf: a source of padding alone (nothing to attend to)
+            # then gets a finite context instead of NaN, as the UT's empty memory does.
+            scores = scores.masked_fill(state.memory_padding[:, None, :], torch.finfo(scores.dtype).min)
         context = scores.softmax(-1) @ state.memory
         h = self.dropout(torch.tanh(self.combine(torch.cat((out, context), dim=-1))))
         return self.output(h) if self.output is not None else self.target_embedding.logits(h)
