@@ -42,8 +42,9 @@ def test_top_p_one_keeps_every_token(monkeypatch):
 
 
 def test_bad_sampling_arguments():
-    with pytest.raises(ValueError, match="temperature must be > 0"):
-        choose_next(torch.zeros(1, 3), do_sample=True, temperature=0.0)
+    for temperature in (0.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+            choose_next(torch.zeros(1, 3), do_sample=True, temperature=temperature)
     with pytest.raises(ValueError, match="top_k must be >= 1"):
         choose_next(torch.zeros(1, 3), do_sample=True, top_k=0)
 

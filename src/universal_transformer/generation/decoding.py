@@ -8,6 +8,8 @@ Works for every :class:`~.protocol.Decoder` (``prefill(inputs) -> (state, next_l
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -28,8 +30,8 @@ def choose_next(
     reaches ``top_p`` (nucleus sampling, Holtzman et al. 2020)."""
     if not do_sample:
         return logits.argmax(-1)
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0 when sampling, got {temperature}")
+    if not (temperature > 0 and math.isfinite(temperature)):  # (NaN fails every comparison)
+        raise ValueError(f"temperature must be a finite number > 0 when sampling, got {temperature}")
     logits = logits.float() / temperature
     if top_k is not None:
         if top_k < 1:
