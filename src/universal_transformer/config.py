@@ -39,20 +39,31 @@ class _Loader(yaml.SafeLoader):
     PyYAML's YAML 1.1 rules make of it (they want ``1.0e-3``)."""
 
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                 |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                 |\.[0-9_]+(?:[eE][-+][0-9]+)?
-                 |[-+]?\.(?:inf|Inf|INF)
-                 |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."),
-)
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper that quotes the strings :func:`load_yaml` would read as floats
+    (``"1e5"``), so that a saved config reads back as it was."""
+
+
+for _yaml_class in (_Loader, _Dumper):
+    _yaml_class.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                     |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                     |\.[0-9_]+(?:[eE][-+][0-9]+)?
+                     |[-+]?\.(?:inf|Inf|INF)
+                     |\.(?:nan|NaN|NAN))$""", re.X),
+        list("-+0123456789."),
+    )
 
 
 def load_yaml(text: str) -> Any:
     """Parse the YAML of a config (a file or a ``--set`` value); ``1e-3`` is a float."""
     return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML that :func:`load_yaml` reads back as ``data`` (keys in their order)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False)
 
 
 def check_attention_window(window: Any, scope: Any = "all") -> None:
@@ -488,7 +499,7 @@ def _dump(data: dict[str, Any], path: Path) -> str:
     if path.suffix == ".json":
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
     if path.suffix in (".yaml", ".yml"):
-        return yaml.safe_dump(data, sort_keys=False)
+        return dump_yaml(data)
     raise ConfigError(f"{path}: unsupported config extension {path.suffix!r} (use .json, .yaml or .yml)")
 
 

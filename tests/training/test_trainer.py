@@ -13,7 +13,7 @@ import pytest
 import torch
 import yaml
 
-from universal_transformer.config import ConfigError
+from universal_transformer.config import ConfigError, dump_yaml, load_yaml
 from universal_transformer.training.config import ExperimentConfig, load_experiment
 from universal_transformer.training.schedules import lr_multiplier
 from universal_transformer.training.trainer import Trainer, TrainingDiverged, selection_key
@@ -81,6 +81,16 @@ def test_schedules():
     assert lr_multiplier("constant", warmup_steps=10, total_steps=5)(50) == 1.0
     with pytest.raises(ValueError, match="unknown schedule 'linear'"):
         lr_multiplier("linear", warmup_steps=0, total_steps=1)
+
+
+def test_a_saved_config_reads_back_with_strings_that_look_like_floats(tmp_path, tiny_config):
+    """PyYAML (YAML 1.1) writes the string "1e5" plain, and YAML 1.2's floats read it back as 100000.0."""
+    data = yaml.safe_load(tiny_config.read_text())
+    data["train"]["init_from"] = "1e5"  # a string field: a folder of that name
+    ExperimentConfig.from_dict(data).save(tmp_path / "saved.yaml")
+    assert load_experiment(tmp_path / "saved.yaml", []).train.init_from == "1e5"
+    assert load_yaml(dump_yaml({"a": "1e5", "b": "+1e3", "c": 1e-3, "d": ".5", "e": "en-10k"})) == {
+        "a": "1e5", "b": "+1e3", "c": 0.001, "d": ".5", "e": "en-10k"}
 
 
 def test_overrides_and_config_errors(tmp_path, tiny_config):

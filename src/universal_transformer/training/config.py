@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
-from ..config import ConfigError, ModelConfig, check_field_types, load_yaml, reject_unknown_keys
+from ..config import ConfigError, ModelConfig, check_field_types, dump_yaml, load_yaml, reject_unknown_keys
 from ..registry import model_class as lookup_model_class
 from ..registry import task_options
 from ..tasks.base import TaskOptions
@@ -137,7 +137,7 @@ class ExperimentConfig:
         }
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+        Path(path).write_text(dump_yaml(self.to_dict()))
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "config") -> "ExperimentConfig":
