@@ -10,7 +10,7 @@ import torch
 from universal_transformer.config import ConfigError, StoryQAConfig
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
-from universal_transformer.tasks.babi import DEPTH_MEASURES, ROLES, BabiTask, parse_tasks
+from universal_transformer.tasks.babi import DEPTH_MEASURES, ROLES, BabiTask, _summary, error_percent, parse_tasks
 from universal_transformer.training.config import load_experiment
 
 from ..data.test_babi import BABI, needs_data
@@ -57,6 +57,16 @@ def test_parse_tasks():
         parse_tasks(21)
     with pytest.raises(ConfigError, match="a task number, a list of them, or 'all'"):
         parse_tasks("some")
+
+
+@pytest.mark.parametrize("wrong, questions", [(50, 1000), (10, 200), (5, 100), (500, 10000)])
+def test_exactly_five_percent_error_is_five_and_does_not_fail(wrong, questions):
+    """A task fails at more than 5% error: exactly 5% (50 of bAbI's 1000 test questions) does
+    not; float32's 1 - mean had made it 5.0000012."""
+    right = torch.arange(questions) >= wrong
+    assert error_percent(right) == 5.0
+    assert _summary([error_percent(right)])["failed_tasks"] == 0
+    assert error_percent(torch.arange(questions) > wrong) > 5.0  # one more wrong fails
 
 
 @needs_data
