@@ -47,6 +47,16 @@ def test_best_seed_on_validation_and_failed_count(tmp_path):
     assert "| 2 | 11.0 |" in error_table({"UT": best}) and "| 2 | 3.50 ± 1.25 |" in ponder_table({"UT": best})
 
 
+def test_a_recorded_five_percent_error_with_float32_noise_does_not_fail():
+    """Records written before errors were computed from counts hold exactly 50 wrong of 1000
+    as 5.0000011920928955: still 5%, which does not fail (> 5%); 5.1% does."""
+    noisy = {1: {"test": {"task1/error": 5.0000011920928955}}, 2: {"test": {"task2/error": 5.1}}}
+    assert "| failed (> 5%) | 1 |" in error_table({"UT": noisy})
+    column = {t: {"test": {f"task{t}/error": 5.0000011920928955 if t == 1 else 0.0}} for t in range(1, 21)}
+    assert "| 1 | 0.0 | 5.0 |" in paper_table({"10k single": column})  # not bold: it does not fail
+    assert paper_table({"10k single": column}).endswith("| failed (> 5%) | 0 | 0 |")
+
+
 def test_joint_model_is_picked_as_a_whole(tmp_path):
     def joint(seed, val_score, errors):
         folder = tmp_path / f"seed-{seed}" / "joint"

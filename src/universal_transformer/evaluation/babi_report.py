@@ -11,6 +11,13 @@ from typing import Any, Callable, Mapping
 FAIL_ABOVE = 5.0  # a task fails at > 5% test error (the paper's Section 3.1 and Table 1)
 
 
+def fails(error: float) -> bool:
+    """Whether a task's error (%) is above :data:`FAIL_ABOVE`. Records written before the
+    errors were computed from counts hold float32 noise (exactly 50 wrong of 1000 is
+    5.0000012): the error is rounded to 4 decimals, far finer than one question of 10,000."""
+    return round(error, 4) > FAIL_ABOVE
+
+
 def run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
     """The tasks a finished run was tested on, from its ``taskN/error`` metrics."""
     return tuple(sorted(int(m.group(1)) for key in summary.get("test", {}) if (m := re.fullmatch(r"task(\d+)/error", key))))
@@ -79,7 +86,7 @@ def error_table(columns: Columns) -> str:
     lines = _task_table(columns, lambda t, run: f"{run['test'][f'task{t}/error']:.1f}")
     errors = _test_values(columns, "error")
     lines.append(_summary_row("average error", [f"{sum(e) / len(e):.2f}" if e else "-" for e in errors]))
-    lines.append(_summary_row("failed (> 5%)", [str(sum(x > FAIL_ABOVE for x in e)) for e in errors]))
+    lines.append(_summary_row("failed (> 5%)", [str(sum(map(fails, e))) for e in errors]))
     lines.append(_summary_row("tasks run", [str(len(e)) for e in errors]))
     return "\n".join(lines)
 
@@ -123,7 +130,7 @@ def baseline_table(columns: Columns, baseline: str = "recent") -> str:
     (``error_if_recent_right``, ``error_if_recent_wrong``, ...). Models whose records predate
     the measure are left out."""
     def measured(run: dict[str, Any], task: int) -> bool:
-        return run["test"].get(f"task{task}/error", 0.0) > FAIL_ABOVE and f"task{task}/error_if_{baseline}_wrong" in run["test"]
+        return fails(run["test"].get(f"task{task}/error", 0.0)) and f"task{task}/error_if_{baseline}_wrong" in run["test"]
 
     def cell(run: dict[str, Any], task: int) -> str:
         m = run["test"]
@@ -282,13 +289,13 @@ def paper_table(settings: Mapping[str, dict[int, dict[str, Any]] | None]) -> str
         for label in labels:
             paper = PAPER_BEST_OF_10[label][task - 1]
             here = "-" if ours[label] is None else f"{ours[label][task - 1]:.1f}"
-            if ours[label] is not None and ours[label][task - 1] > FAIL_ABOVE >= paper:
+            if ours[label] is not None and fails(ours[label][task - 1]) and not fails(paper):
                 here = f"**{here}**"
             cells += [f"{paper:.1f}", here]
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     averages, failed = [], []
     for label in labels:
         averages += [f"{PAPER_AVERAGE[label]:.2f}", "-" if ours[label] is None else f"{statistics.mean(ours[label]):.2f}"]
-        failed += [str(sum(x > FAIL_ABOVE for x in errors)) if errors else "-" for errors in (PAPER_BEST_OF_10[label], ours[label])]
+        failed += [str(sum(map(fails, errors))) if errors else "-" for errors in (PAPER_BEST_OF_10[label], ours[label])]
     lines += [_summary_row("average error", averages), _summary_row("failed (> 5%)", failed)]
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ...tasks.babi import parse_tasks
 from ..babi_report import (
-    FAIL_ABOVE, baseline_table, best_of_seeds, error_table, paper_seeds_table, paper_table, ponder_by_supporting_facts,
+    baseline_table, best_of_seeds, error_table, fails, paper_seeds_table, paper_table, ponder_by_supporting_facts,
     ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
 )
 from ..records import RunRecord
@@ -520,7 +520,7 @@ def babi_fit_table(records: list[RunRecord]) -> str:
             continue
         test, validation = record.metrics["test"], record.metrics["validation"]
         tasks = sorted({int(m.group(1)) for k in train if (m := re.fullmatch(r"task(\d+)/error", k))})
-        failed = [t for t in tasks if test.get(f"task{t}/error", 0.0) > FAIL_ABOVE] or tasks
+        failed = [t for t in tasks if fails(test.get(f"task{t}/error", 0.0))] or tasks
 
         def cell(metrics: dict[str, Any], task: int) -> str:
             value = metrics.get(f"task{task}/error")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..lte_report import PROGRAM_ORDER
-from ..babi_report import FAIL_ABOVE, PAPER_AVERAGE, PAPER_BEST_OF_10, PAPER_SEED_AVERAGE, seed_averages
+from ..babi_report import PAPER_AVERAGE, PAPER_BEST_OF_10, PAPER_SEED_AVERAGE, fails, seed_averages
 from ..records import RunRecord
 from .algorithmic import accuracy_cell, algorithmic_cells
 from .babi import BABI_SETTINGS, babi_run_label, babi_seed_runs, babi_seeds_label, babi_setting_column
@@ -45,7 +45,7 @@ def _babi_setting(data: str, joint: bool, model: str) -> Answer:
             return None
         name, column = found
         errors = [run["test"][f"task{task}/error"] for task, run in column.items()]
-        value = f"{statistics.mean(errors):.2f} ({sum(e > FAIL_ABOVE for e in errors)} failed)"
+        value = f"{statistics.mean(errors):.2f} ({sum(map(fails, errors))} failed)"
         return value, babi_run_label(name, column)
 
     return ours
@@ -130,7 +130,7 @@ def _bleu_pair(ut: str, transformer: str) -> Answer:
 _LAMBADA = "lambada/lambada_test_plain_text/"
 HEADLINES: tuple[Headline, ...] = (
     *(Headline(f"bAbI {label} (Table 1)", "UT+ACT: average test error % (failed tasks)",
-               f"{PAPER_AVERAGE[label]:.2f} ({sum(e > FAIL_ABOVE for e in PAPER_BEST_OF_10[label])})",
+               f"{PAPER_AVERAGE[label]:.2f} ({sum(map(fails, PAPER_BEST_OF_10[label]))})",
                _babi_setting(data, joint, "UT+ACT"))
       for label, data, joint in BABI_SETTINGS),
     *(Headline(f"bAbI {label} (Appendix C)", "UT+ACT: average test error % over seeds",
