@@ -118,3 +118,40 @@ def test_teacher_forced_ends_and_tenths_against_a_hand_count():
     wrong = [1, 0, 0, 1, 0, 0, 0, 0, 0, 1]  # row 3's label 0, row 2's label 3, row 1's end
     total = [4, 3, 4, 3, 4, 3, 4, 3, 4, 3]
     assert result["error_rate_by_tenth"] == pytest.approx([w / t for w, t in zip(wrong, total)])
+
+
+class _Pondering(torch.nn.Module):
+    """An ACT model whose every real source position ponders ``times[batch size]`` steps and
+    every real target position twice as long."""
+
+    def __init__(self, times: dict[int, float]) -> None:
+        super().__init__()
+        self.times = times
+        self.config = type("Config", (), {"act": True})()
+        self.dummy = torch.nn.Parameter(torch.zeros(()))
+
+    def forward(self, src, tgt_in):
+        from universal_transformer.modules.recurrence import HaltingStats
+
+        def stats(tokens, time):
+            return HaltingStats(torch.full(tokens.shape, time), torch.zeros(tokens.shape), padding=tokens == 0)
+
+        time = self.times[src.shape[0]]
+        return type("Output", (), {"logits": torch.nn.functional.one_hot(tgt_in, 8).float(),
+                                   "halting": {"encoder": stats(src, time), "decoder": stats(tgt_in, 2 * time)}})()
+
+
+def test_ponder_time_is_the_mean_over_positions_not_over_batches():
+    """A set of one batch of 1 source position pondering 5 steps and one of 3 positions
+    pondering 1: the mean over its positions is 2 (the mean of the batches' means was 3)."""
+    from universal_transformer.data.batch import Seq2SeqBatch
+    from universal_transformer.evaluation.metrics import teacher_forced_accuracy
+
+    def batch(src, tgt):
+        src, tgt = torch.tensor(src), torch.tensor(tgt)
+        return Seq2SeqBatch(src=src, tgt_in=tgt, labels=tgt, ignore_index=0)
+
+    batches = [batch([[3, 0, 0]], [[4, 0]]), batch([[3, 4, 5], [0, 0, 0]], [[4, 5], [6, 0]])]
+    result = teacher_forced_accuracy(_Pondering({1: 5.0, 2: 1.0}), batches, 0, ponder=True)
+    assert result["encoder_ponder_time"] == pytest.approx((5 + 3 * 1) / 4)
+    assert result["decoder_ponder_time"] == pytest.approx((10 + 3 * 2) / 4)

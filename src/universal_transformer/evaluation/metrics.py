@@ -85,7 +85,7 @@ def decode_accuracy(
     device = next(model.parameters()).device
     counts = AccuracyCounts()
     by_group: dict[str, AccuracyCounts] = {}
-    ponder_times: list[float] = []
+    ponder_sum = [0.0, 0]
     for batch, names in zip(batches, groups if groups is not None else itertools.repeat(None)):
         batch = batch.to(device)
         limit = batch.labels.shape[1] + 1
@@ -102,15 +102,13 @@ def decode_accuracy(
             for row_groups, (correct, total, whole) in zip(names, rows):
                 for name in row_groups:
                     by_group.setdefault(name, AccuracyCounts()).add_counts(correct, total, int(whole), 1)
-        ponder_time = encoder_ponder_time(model, batch) if ponder else None
-        if ponder_time is not None:
-            ponder_times.append(ponder_time)
+        _add_ponder(ponder_sum, _encoder_ponder_sum(model, batch) if ponder else None)
     result = counts.as_dict()
     for name in sorted(by_group):
         result.update({f"{name}/{k}": v for k, v in by_group[name].as_dict().items()})
         result[f"{name}/examples"] = by_group[name].sequences
-    if ponder_times:
-        result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
+    if ponder_sum[1]:
+        result["encoder_ponder_time"] = ponder_sum[0] / ponder_sum[1]
     return result
 
 
@@ -144,8 +142,7 @@ def teacher_forced_accuracy(
     counts = AccuracyCounts()
     early_eos = before_end = ends = ends_right = rows = rows_right_before_end = 0
     nll = 0.0
-    ponder_times: list[float] = []
-    decoder_ponder_times: list[float] = []
+    ponder_sum, decoder_ponder_sum = [0.0, 0], [0.0, 0]
     tenth_wrong, tenth_total = torch.zeros(10, dtype=torch.long), torch.zeros(10, dtype=torch.long)
     for batch in batches:
         batch = batch.to(device)
@@ -159,11 +156,10 @@ def teacher_forced_accuracy(
         tenth_wrong += torch.bincount(tenth[(predicted != batch.labels)[labelled].cpu()], minlength=10)
         nll += float(nn.functional.cross_entropy(
             output.logits.float().flatten(0, 1), batch.labels.flatten(), ignore_index=pad_id, reduction="sum"))
-        ponder_time = encoder_ponder_time(model, batch, output) if ponder else None
-        if ponder_time is not None:
-            ponder_times.append(ponder_time)
+        _add_ponder(ponder_sum, _encoder_ponder_sum(model, batch, output) if ponder else None)
         if ponder and getattr(model.config, "act", False) and "decoder" in output.halting:
-            decoder_ponder_times.append(float(output.halting["decoder"].ponder_cost))
+            total, count = output.halting["decoder"].ponder_sum()
+            _add_ponder(decoder_ponder_sum, (float(total), count))
         if eos_id is not None:
             inside = (batch.labels != pad_id) & (batch.labels != eos_id)
             early_eos += int((inside & (predicted == eos_id)).sum())
@@ -181,10 +177,10 @@ def teacher_forced_accuracy(
         result["early_eos_rate"] = early_eos / max(before_end, 1)
         result["end_accuracy"] = ends_right / max(ends, 1)
         result["sequence_accuracy_before_end"] = rows_right_before_end / max(rows, 1)
-    if ponder_times:
-        result["encoder_ponder_time"] = sum(ponder_times) / len(ponder_times)
-    if decoder_ponder_times:
-        result["decoder_ponder_time"] = sum(decoder_ponder_times) / len(decoder_ponder_times)
+    if ponder_sum[1]:
+        result["encoder_ponder_time"] = ponder_sum[0] / ponder_sum[1]
+    if decoder_ponder_sum[1]:
+        result["decoder_ponder_time"] = decoder_ponder_sum[0] / decoder_ponder_sum[1]
     return result
 
 
@@ -198,3 +194,23 @@ def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch, output=None) -> f
         return float(output.halting["encoder"].ponder_cost)
     encoder = getattr(model, "encoder", None)
     return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None
+
+
+def _encoder_ponder_sum(model: nn.Module, batch: Seq2SeqBatch, output=None) -> tuple[float, int] | None:
+    """The encoder ponder times of a batch summed over its real positions, and their count, so
+    that the mean over a set weighs every position alike, not every batch (LTE's batches,
+    sorted by length, hold a few positions or hundreds); a fixed-step model's ``num_steps``
+    once; None for the LSTM."""
+    if getattr(model.config, "act", False):
+        output = output if output is not None else model(**batch.inputs())
+        total, count = output.halting["encoder"].ponder_sum()
+        return float(total), count
+    time = encoder_ponder_time(model, batch)
+    return None if time is None else (time, 1)
+
+
+def _add_ponder(running: list, part: tuple[float, int] | None) -> None:
+    """Add a batch's ``(sum, count)`` of ponder times to ``running`` ``[sum, count]``."""
+    if part is not None:
+        running[0] += part[0]
+        running[1] += part[1]
