@@ -64,6 +64,16 @@ def test_other_length_and_cell_reading(tmp_path):
     assert read_cell(_run(tmp_path, "empty")) is None
 
 
+def test_best_step_among_equal_scores_is_the_trainers_pick_by_tie_break(tmp_path):
+    """Validation saturates (score 1.0 from step 200 on); the trainer then keeps the model with
+    the highest tie_break (step 300), and the table's best step says so, not the first 1.0."""
+    log = [{"step": 100, "score": 0.5, "tie_break": -0.9}, {"step": 200, "score": 1.0, "tie_break": -0.3},
+           {"step": 300, "score": 1.0, "tie_break": -0.1}, {"step": 400, "score": 1.0, "tie_break": -0.2}]
+    folder = _run(tmp_path, "copy-ut", test=_accuracies(400, 1.0, 1.0), log=log)
+    assert read_cell(folder)["best_step"] == 300
+    assert _rows(algorithmic_table(tmp_path))["copy-ut"][:2] == ["400", "300"]
+
+
 def test_empty_folder_gives_an_all_dash_table(tmp_path):
     rows = _rows(algorithmic_table(tmp_path))
     assert [rows[m] for m in ("LSTM", "Transformer", "UT", "UT+ACT")] == [["-", "-", "-"]] * 4

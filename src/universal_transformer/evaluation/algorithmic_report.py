@@ -22,7 +22,10 @@ def read_cell(run: Path) -> dict[str, Any] | None:
         return None
     lines = (run / "metrics.jsonl").read_text().splitlines() if (run / "metrics.jsonl").is_file() else []
     last = json.loads(lines[-1]) if lines else {}
-    best = max((json.loads(line) for line in lines), key=lambda r: r.get("score", float("-inf")), default={})
+    # Ranked as the trainer keeps its best model (training.trainer.selection_key): a saturated
+    # validation score (1.00/1.00 at length 40) leaves the choice to the task's tie_break.
+    best = max((json.loads(line) for line in lines), default={},
+               key=lambda r: (r.get("score", float("-inf")), r.get("tie_break", float("-inf"))))
     return {"test": test, "steps": last.get("step"), "seconds": last.get("elapsed"), "best_step": best.get("step")}
 
 
