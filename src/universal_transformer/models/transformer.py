@@ -398,6 +398,8 @@ class UTEncoderClassifier(_UTClassifierBase):
         if (tokens is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of tokens or inputs_embeds")
         if tokens is not None:
+            if padding is not None:  # it would be replaced by the tokens' own, without a word
+                raise ValueError("padding goes with inputs_embeds; with tokens it is where they equal pad_id")
             padding = self._padding(tokens)
             h = self.embed(tokens)
             ref = tokens
