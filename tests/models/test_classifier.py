@@ -32,6 +32,20 @@ def test_inputs_embeds_path_equals_token_path():
         model()
 
 
+def test_padding_with_tokens_is_refused_not_ignored():
+    """``padding`` is read with ``inputs_embeds``; given with tokens it had been replaced by theirs."""
+    model = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=3)).eval()
+    tokens = torch.randint(3, 13, (2, 5))
+    padding = torch.zeros(2, 5, dtype=torch.bool)
+    padding[1, 3:] = True
+    with pytest.raises(ValueError, match="padding goes with inputs_embeds"):
+        model(tokens, padding=padding)
+    with torch.no_grad():  # the way to say it: padding ids in the tokens, or the padding of embeddings
+        a = model(tokens.masked_fill(padding, 0)).logits
+        b = model(inputs_embeds=model.embed(tokens), padding=padding).logits
+    torch.testing.assert_close(a, b)
+
+
 def test_classifier_loss_and_learning_signal():
     model = UTEncoderClassifier(small_config(UTClassifierConfig, num_classes=3))
     tokens = torch.randint(3, 13, (8, 5))

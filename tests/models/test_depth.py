@@ -65,3 +65,14 @@ def test_untied_transformer_depth_cannot_change():
     with pytest.raises(ValueError, match="untied stack has 3 layers"):
         model.configure_runtime(depth=5)
     model.configure_runtime(depth=3)  # its own depth is fine
+
+
+@pytest.mark.parametrize("act", [False, True])
+@pytest.mark.parametrize("depth", [0, 2.5, 3.0, True])
+def test_a_depth_that_is_not_a_positive_integer_is_refused_at_once(act, depth):
+    # A float had been taken and failed only inside the next forward ("'float' object cannot be
+    # interpreted as an integer"), and True ran one step.
+    model = UTLanguageModel(small_config(act=act))
+    with pytest.raises(ValueError, match=f"depth must be a positive number of steps, got {depth!r}"):
+        model.configure_runtime(depth=depth)
+    assert model(_tokens(1, 3)).logits.shape == (1, 3, 13)  # unchanged, still runs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from universal_transformer import UniversalTransformer, UTLanguageModel, transformer_config
+from universal_transformer import UniversalTransformer, UTEncoderClassifier, UTLanguageModel, UTStoryQA, transformer_config
 from universal_transformer.generation import generate, generate_uncached
 
 from ..conftest import small_config
@@ -292,6 +292,18 @@ def test_position_restart_is_refused_where_it_cannot_apply():
         small_config(position_restart_id=12, position_embedding="none")
     with pytest.raises(ConfigError, match="UTLanguageModel has no source"):
         UTLanguageModel(small_config(position_restart_id=12))
+
+
+@pytest.mark.parametrize("model_class", [UTLanguageModel, UTEncoderClassifier, UTStoryQA])
+def test_decoder_num_steps_is_refused_by_a_model_without_a_decoder(model_class):
+    """A language model, classifier or story model ran num_steps and ignored decoder_num_steps."""
+    from universal_transformer.config import ConfigError
+
+    fields = {UTLanguageModel: {}, UTEncoderClassifier: dict(num_classes=3), UTStoryQA: dict(num_classes=3, fact_words=3)}[model_class]
+    config = small_config(model_class.config_class, decoder_num_steps=5, **fields)
+    with pytest.raises(ConfigError, match="decoder_num_steps sets the depth of an encoder-decoder's decoder"):
+        model_class(config)
+    assert UniversalTransformer(small_config(decoder_num_steps=5)).decoder.num_steps == 5
 
 
 @pytest.mark.parametrize("scope", ["all", "source"])

@@ -75,3 +75,15 @@ def test_double_model_signal_is_exact():
         signal = stack.signal(positions, step)
         expected = _reference(list(range(12)), D) + _reference([step], D)
         torch.testing.assert_close(signal, expected.expand(2, 12, D), atol=2 * EXACT, rtol=0)
+
+
+@pytest.mark.parametrize("kind", ["sinusoid", "learned"])
+def test_a_negative_position_is_refused_by_name(kind):
+    # The sinusoid table had read position -3 as its row 1021 (max_position 1024), silently.
+    coordinates = CoordinateEmbedding(D, position=kind)
+    with pytest.raises(ValueError, match="position -3 is negative"):
+        coordinates.position(torch.tensor([[-3, -2, 0]]))
+    model = UniversalTransformer(small_config(position_embedding=kind))
+    tokens = torch.randint(3, 13, (1, 4))
+    with pytest.raises(ValueError, match="position -2 is negative"):
+        model(tokens, tokens, position_offset=torch.tensor([-2]))

@@ -48,6 +48,10 @@ class _UTBase(PretrainedModel):
         if config.position_restart_id is not None and not self.restarts_positions:
             raise ConfigError(f"position_restart_id restarts an encoder-decoder's source positions; "
                               f"{type(self).__name__} has no source")
+        # Read only by an encoder-decoder's decoder; elsewhere it would be ignored without a word.
+        if config.decoder_num_steps is not None and not getattr(self, "is_encoder_decoder", False):
+            raise ConfigError(f"decoder_num_steps sets the depth of an encoder-decoder's decoder; "
+                              f"{type(self).__name__} has one stack, of num_steps ({config.num_steps}) steps")
         self.embedding_dropout = Dropout(config.embedding_dropout)
 
     @staticmethod
@@ -394,6 +398,8 @@ class UTEncoderClassifier(_UTClassifierBase):
         if (tokens is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of tokens or inputs_embeds")
         if tokens is not None:
+            if padding is not None:  # it would be replaced by the tokens' own, without a word
+                raise ValueError("padding goes with inputs_embeds; with tokens it is where they equal pad_id")
             padding = self._padding(tokens)
             h = self.embed(tokens)
             ref = tokens

@@ -80,6 +80,10 @@ class CoordinateEmbedding(nn.Module):
         """Position signal for integer positions ``index`` (any shape), or None if disabled."""
         if self.position_kind == "none":
             return None
+        if index.numel() and int(index.min()) < 0:
+            # The sinusoid table would read -i as its i-th row from the end, a far position,
+            # without a word (and the learned table fail with a bare IndexError).
+            raise ValueError(f"position {int(index.min())} is negative: positions, offsets included, count from 0")
         if self.position_table is not None:
             if int(index.max()) >= self.max_position:
                 raise ValueError(

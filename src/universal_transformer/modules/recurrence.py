@@ -179,8 +179,9 @@ class RecurrentStack(nn.Module):
         the training depth is the sinusoid's continuation (a learned timestep table repeats
         its last row). The untied Transformer has no weights for extra layers: refused.
         """
-        if steps < 1:
-            raise ValueError(f"depth must be a positive number of steps, got {steps}")
+        # A float (or bool) would pass here and fail only inside the next forward's step loop.
+        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+            raise ValueError(f"depth must be a positive number of steps, got {steps!r}")
         if len(self.blocks) > 1 and steps != len(self.blocks):
             raise ValueError(f"an untied stack has {len(self.blocks)} layers; its depth cannot change to {steps}")
         if self.act:
