@@ -76,3 +76,11 @@ def test_a_depth_that_is_not_a_positive_integer_is_refused_at_once(act, depth):
     with pytest.raises(ValueError, match=f"depth must be a positive number of steps, got {depth!r}"):
         model.configure_runtime(depth=depth)
     assert model(_tokens(1, 3)).logits.shape == (1, 3, 13)  # unchanged, still runs
+
+
+@pytest.mark.parametrize("name", ["act_packed", "gradient_checkpointing"])
+def test_runtime_flags_must_be_booleans(name):
+    model = UTLanguageModel(small_config(act=True))
+    with pytest.raises(ValueError, match=f"{name} must be True, False or None \\(unchanged\\), got 'no'"):
+        model.configure_runtime(**{name: "no"})
+    assert not model.decoder.gradient_checkpointing and model.decoder.act_packed  # left as they were

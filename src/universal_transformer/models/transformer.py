@@ -117,6 +117,9 @@ class _UTBase(PretrainedModel):
         """
         check_attention_window(None if attention_window is _KEEP else attention_window,
                                "all" if attention_window_scope is _KEEP else attention_window_scope)
+        for name, flag in (("act_packed", act_packed), ("gradient_checkpointing", gradient_checkpointing)):
+            if flag is not None and not isinstance(flag, bool):  # "no" would switch it on
+                raise ValueError(f"{name} must be True, False or None (unchanged), got {flag!r}")
         for module in self.modules():
             if isinstance(module, RecurrentStack):
                 if act_packed is not None:
