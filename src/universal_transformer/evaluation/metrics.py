@@ -12,6 +12,8 @@ from torch import Tensor, nn
 
 from ..data.batch import Seq2SeqBatch
 from ..generation import beam_search, generate
+from ..modules.recurrence import HaltingStats
+from .lm import PonderStats
 
 
 @dataclass
@@ -85,7 +87,7 @@ def decode_accuracy(
     device = next(model.parameters()).device
     counts = AccuracyCounts()
     by_group: dict[str, AccuracyCounts] = {}
-    ponder_sum = [0.0, 0]
+    encoder_ponder = PonderStats()
     for batch, names in zip(batches, groups if groups is not None else itertools.repeat(None)):
         batch = batch.to(device)
         limit = batch.labels.shape[1] + 1
@@ -102,13 +104,14 @@ def decode_accuracy(
             for row_groups, (correct, total, whole) in zip(names, rows):
                 for name in row_groups:
                     by_group.setdefault(name, AccuracyCounts()).add_counts(correct, total, int(whole), 1)
-        _add_ponder(ponder_sum, _encoder_ponder_sum(model, batch) if ponder else None)
+        if ponder and (times := encoder_ponder_times(model, batch)) is not None:
+            encoder_ponder.add(times)
     result = counts.as_dict()
     for name in sorted(by_group):
         result.update({f"{name}/{k}": v for k, v in by_group[name].as_dict().items()})
         result[f"{name}/examples"] = by_group[name].sequences
-    if ponder_sum[1]:
-        result["encoder_ponder_time"] = ponder_sum[0] / ponder_sum[1]
+    if encoder_ponder.count:
+        result["encoder_ponder_time"] = encoder_ponder.mean
     return result
 
 
@@ -130,7 +133,7 @@ def teacher_forced_accuracy(
     every label before the end is right: together they say which of the two ends a
     sequence's chances. With
     ``ponder``, also the mean ``encoder_ponder_time``, read from the same pass (an ACT model
-    would otherwise take a second one, :func:`encoder_ponder_time`), and for an ACT decoder
+    would otherwise take a second one, :func:`encoder_ponder_times`), and for an ACT decoder
     its mean ``decoder_ponder_time`` given the true prefix. ``loss`` is the mean
     cross-entropy (nats) per labelled target position: it keeps ranking models once both
     accuracies are saturated. ``error_rate_by_tenth`` says where along the targets the wrong
@@ -142,7 +145,7 @@ def teacher_forced_accuracy(
     counts = AccuracyCounts()
     early_eos = before_end = ends = ends_right = rows = rows_right_before_end = 0
     nll = 0.0
-    ponder_sum, decoder_ponder_sum = [0.0, 0], [0.0, 0]
+    encoder_ponder, decoder_ponder = PonderStats(), PonderStats()  # over positions, not batches
     tenth_wrong, tenth_total = torch.zeros(10, dtype=torch.long), torch.zeros(10, dtype=torch.long)
     for batch in batches:
         batch = batch.to(device)
@@ -156,10 +159,10 @@ def teacher_forced_accuracy(
         tenth_wrong += torch.bincount(tenth[(predicted != batch.labels)[labelled].cpu()], minlength=10)
         nll += float(nn.functional.cross_entropy(
             output.logits.float().flatten(0, 1), batch.labels.flatten(), ignore_index=pad_id, reduction="sum"))
-        _add_ponder(ponder_sum, _encoder_ponder_sum(model, batch, output) if ponder else None)
+        if ponder and (times := encoder_ponder_times(model, batch, output)) is not None:
+            encoder_ponder.add(times)
         if ponder and getattr(model.config, "act", False) and "decoder" in output.halting:
-            total, count = output.halting["decoder"].ponder_sum()
-            _add_ponder(decoder_ponder_sum, (float(total), count))
+            decoder_ponder.add(_real_ponder_times(output.halting["decoder"]))
         if eos_id is not None:
             inside = (batch.labels != pad_id) & (batch.labels != eos_id)
             early_eos += int((inside & (predicted == eos_id)).sum())
@@ -177,40 +180,30 @@ def teacher_forced_accuracy(
         result["early_eos_rate"] = early_eos / max(before_end, 1)
         result["end_accuracy"] = ends_right / max(ends, 1)
         result["sequence_accuracy_before_end"] = rows_right_before_end / max(rows, 1)
-    if ponder_sum[1]:
-        result["encoder_ponder_time"] = ponder_sum[0] / ponder_sum[1]
-    if decoder_ponder_sum[1]:
-        result["decoder_ponder_time"] = decoder_ponder_sum[0] / decoder_ponder_sum[1]
+    if encoder_ponder.count:
+        result["encoder_ponder_time"] = encoder_ponder.mean
+    if decoder_ponder.count:
+        result["decoder_ponder_time"] = decoder_ponder.mean
     return result
 
 
-def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch, output=None) -> float | None:
-    """Mean encoder ponder time: a teacher-forced pass for ACT models (``output``, that pass's
-    result where the caller has it); fixed-step models take exactly ``num_steps`` (no pass
-    needed); the LSTM has none."""
-    config = model.config
-    if getattr(config, "act", False):
-        output = output if output is not None else model(**batch.inputs())
-        return float(output.halting["encoder"].ponder_cost)
-    encoder = getattr(model, "encoder", None)
-    return float(encoder.num_steps) if hasattr(encoder, "num_steps") else None
-
-
-def _encoder_ponder_sum(model: nn.Module, batch: Seq2SeqBatch, output=None) -> tuple[float, int] | None:
-    """The encoder ponder times of a batch summed over its real positions, and their count, so
-    that the mean over a set weighs every position alike, not every batch (LTE's batches,
-    sorted by length, hold a few positions or hundreds); a fixed-step model's ``num_steps``
-    once; None for the LSTM."""
+def encoder_ponder_times(model: nn.Module, batch: Seq2SeqBatch, output=None) -> Tensor | None:
+    """Encoder ponder times of a batch's real positions: from a teacher-forced pass for ACT
+    models (``output``, that pass's result where the caller has it); a fixed-step model's
+    ``num_steps`` once (no pass needed); None for the LSTM. A set's mean weighs every position
+    alike, not every batch (LTE's batches, sorted by length, hold a few positions or hundreds)."""
     if getattr(model.config, "act", False):
         output = output if output is not None else model(**batch.inputs())
-        total, count = output.halting["encoder"].ponder_sum()
-        return float(total), count
-    time = encoder_ponder_time(model, batch)
-    return None if time is None else (time, 1)
+        return _real_ponder_times(output.halting["encoder"])
+    encoder = getattr(model, "encoder", None)
+    return torch.tensor([float(encoder.num_steps)]) if hasattr(encoder, "num_steps") else None
 
 
-def _add_ponder(running: list, part: tuple[float, int] | None) -> None:
-    """Add a batch's ``(sum, count)`` of ponder times to ``running`` ``[sum, count]``."""
-    if part is not None:
-        running[0] += part[0]
-        running[1] += part[1]
+def encoder_ponder_time(model: nn.Module, batch: Seq2SeqBatch, output=None) -> float | None:
+    """Mean encoder ponder time of a batch (see :func:`encoder_ponder_times`)."""
+    times = encoder_ponder_times(model, batch, output)
+    return None if times is None else float(times.double().mean())
+
+
+def _real_ponder_times(stats: HaltingStats) -> Tensor:
+    return stats.ponder_time if stats.padding is None else stats.ponder_time[~stats.padding]
