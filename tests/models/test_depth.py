@@ -84,3 +84,14 @@ def test_runtime_flags_must_be_booleans(name):
     with pytest.raises(ValueError, match=f"{name} must be True, False or None \\(unchanged\\), got 'no'"):
         model.configure_runtime(**{name: "no"})
     assert not model.decoder.gradient_checkpointing and model.decoder.act_packed  # left as they were
+
+
+def test_an_act_depth_below_act_min_steps_is_refused():
+    # The config refuses act_min_steps above max_steps; a run-time depth had slipped past it,
+    # and every position then halted at a step its floor forbids.
+    model = UTLanguageModel(small_config(act=True, act_min_steps=3, num_steps=2))
+    with pytest.raises(ValueError, match=r"depth 2 is below ACT's floor \(act_min_steps=3\)"):
+        model.configure_runtime(depth=2)
+    assert model.decoder.policy.max_steps == 4  # unchanged
+    model.configure_runtime(depth=3)
+    UTLanguageModel(small_config(num_steps=2)).configure_runtime(depth=1)  # no ACT: no floor

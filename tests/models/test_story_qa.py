@@ -82,3 +82,14 @@ def test_facts_and_question_floors_are_checked():
         _story_model(act_question_min_steps=0)
     with pytest.raises(ConfigError, match="act_fact_min_steps must be a step from act_min_steps .3."):
         _story_model(act_min_steps=3, act_fact_min_steps=2)  # every position's floor holds the facts too
+
+
+@pytest.mark.parametrize("floor", ["act_fact_min_steps", "act_question_min_steps"])
+def test_a_depth_below_a_positions_floor_is_refused(floor):
+    # Those positions could not halt by their own choice: every one would be forced at the
+    # last step, or, without halt_at_max_steps, never halt. The config refuses the same above max_steps.
+    model = _story_model(**{floor: 4})
+    with pytest.raises(ValueError, match=f"depth 3 is below ACT's floor .*{floor}=4"):
+        model.configure_runtime(depth=3)
+    model.configure_runtime(depth=4)
+    assert model.encoder.policy.max_steps == 4

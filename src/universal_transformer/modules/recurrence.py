@@ -184,6 +184,11 @@ class RecurrentStack(nn.Module):
             raise ValueError(f"depth must be a positive number of steps, got {steps!r}")
         if len(self.blocks) > 1 and steps != len(self.blocks):
             raise ValueError(f"an untied stack has {len(self.blocks)} layers; its depth cannot change to {steps}")
+        # As the config refuses act_min_steps > max_steps: no position could halt by its own
+        # choice, and without halt_at_max_steps none would halt at all.
+        if self.act and steps < self.policy.min_steps:
+            raise ValueError(f"depth {steps} is below ACT's floor (act_min_steps={self.policy.min_steps}): "
+                             "no position may halt before that step")
         if self.act:
             self.policy = dataclasses.replace(self.policy, max_steps=steps)
         else:
