@@ -156,3 +156,28 @@ def test_other_ranks_wait_out_a_long_evaluation_on_rank_0(monkeypatch):
     ctx = distributed.init_distributed("cpu")
     assert ctx.enabled and calls[0]["backend"] == "gloo"
     assert calls[0].get("timeout", timedelta(minutes=30)) >= timedelta(hours=2)
+
+
+def test_processes_leave_together_after_a_normal_end_and_at_once_after_an_error(monkeypatch):
+    """A normal end (a time-limit return included) waits for every process before tearing the
+    group down: rank 0 still scores the test split when the others finish, and a gloo process
+    that left then was once seen to abort. After an error the others may never arrive."""
+    from universal_transformer.training.distributed import distributed_session
+
+    calls = []
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda: 2)
+    monkeypatch.setattr(dist, "barrier", lambda: calls.append("barrier"))
+    monkeypatch.setattr(dist, "destroy_process_group", lambda: calls.append("destroy"))
+
+    def train(fail: bool) -> int:
+        with distributed_session():
+            if fail:
+                raise RuntimeError("rank 0 failed")
+            return 0
+
+    assert train(False) == 0 and calls == ["barrier", "destroy"]
+    calls.clear()
+    with pytest.raises(RuntimeError, match="rank 0 failed"):
+        train(True)
+    assert calls == ["destroy"]

@@ -16,7 +16,7 @@ from ..config import ConfigError, load_yaml
 from ..registry import build_task, task_class
 from ..tasks.babi import parse_tasks
 from ..training.config import ExperimentConfig, load_experiment
-from ..training.distributed import shutdown_distributed
+from ..training.distributed import distributed_session
 from ..training.trainer import Trainer, TrainingDiverged, check_run_config
 from .run import add_window_arguments, device_name, load_model, load_run, resolve_device
 
@@ -82,7 +82,7 @@ def _sweep_groups(args: argparse.Namespace, experiment: ExperimentConfig) -> lis
 def run_sweep(args: argparse.Namespace) -> int:
     failed, is_main = [], True
     groups = _sweep_groups(args, load_experiment(args.config, args.overrides))
-    try:
+    with distributed_session():
         for seed in args.seeds:
             for name, group in groups:
                 run_dir = args.out / f"seed-{seed}" / name if name else args.out / f"seed-{seed}"
@@ -111,8 +111,6 @@ def run_sweep(args: argparse.Namespace) -> int:
                     score = summary["validation"].get("score")
                     print(f"{run_dir}: step {summary['step']} (best {summary['best_step']}), validation score "
                           f"{score:.4f}, {time.monotonic() - start:.0f} s", flush=True)
-    finally:
-        shutdown_distributed()
     if is_main:
         print()
         try:

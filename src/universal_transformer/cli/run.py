@@ -22,7 +22,7 @@ from ..models import PretrainedModel
 from ..registry import build_task
 from ..tasks.base import Task
 from ..training.config import ExperimentConfig, apply_overrides, load_experiment
-from ..training.distributed import check_device, default_device, shutdown_distributed
+from ..training.distributed import check_device, default_device, distributed_session
 from ..training.offsets import evaluated
 from ..training.trainer import Trainer
 
@@ -214,12 +214,10 @@ def run_train(args: argparse.Namespace) -> int:
         overrides.append(f"train.time_limit={args.time_limit}")
     experiment = load_experiment(args.config, overrides)
     device = resolve_device(args.device)
-    try:
+    with distributed_session():
         trainer = Trainer(experiment, args.out, device=device, progress=not args.no_progress,
                           record_name=args.record, results_dir=args.results, command=command_line())
         summary = trainer.fit()
-    finally:
-        shutdown_distributed()
     if trainer.ctx.is_main and summary.get("status") != "time_limit":
         print_metrics(summary.get("test") or {}, title=f"test metrics of the best model (step {summary.get('best_step')})")
         print(f"wrote {args.out / 'metrics.json'}")

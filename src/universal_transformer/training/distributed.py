@@ -7,6 +7,8 @@ environment this module reads; gloo is used on CPU, NCCL on GPUs.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -69,9 +71,32 @@ def init_distributed(device: str | None = None) -> DistributedContext:
     return DistributedContext(rank, world, local, dev)
 
 
-def shutdown_distributed() -> None:
-    if dist.is_initialized():
-        dist.destroy_process_group()
+def shutdown_distributed(*, synchronize: bool = True) -> None:
+    """Leave the process group (if any).
+
+    ``synchronize`` (a normal end): first wait until every process has got here, so that none
+    tears down its connections while another still works (rank 0 scores the test split alone
+    after the others are done), the usual remedy for gloo's teardown races; a process of a
+    two-process gloo test once aborted at that point ("terminate called without an active
+    exception"). After an error, pass False and leave at once: the others may never arrive.
+    """
+    if not dist.is_initialized():
+        return
+    if synchronize and dist.get_world_size() > 1:
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+@contextmanager
+def distributed_session() -> Iterator[None]:
+    """Leave the process group when the block ends: together with the others when it ends
+    normally (returns included), at once when it raises."""
+    try:
+        yield
+    except BaseException:
+        shutdown_distributed(synchronize=False)
+        raise
+    shutdown_distributed()
 
 
 def all_reduce_flag(flag: bool, ctx: DistributedContext) -> bool:
