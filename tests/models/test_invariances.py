@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from universal_transformer import UniversalTransformer, UTEncoderClassifier, UTLanguageModel, UTStoryQA, transformer_config
+from universal_transformer.models.lstm import LSTMLanguageModel
 from universal_transformer.generation import generate, generate_uncached
 
 from ..conftest import small_config
@@ -304,6 +305,22 @@ def test_decoder_num_steps_is_refused_by_a_model_without_a_decoder(model_class):
     with pytest.raises(ConfigError, match="decoder_num_steps sets the depth of an encoder-decoder's decoder"):
         model_class(config)
     assert UniversalTransformer(small_config(decoder_num_steps=5)).decoder.num_steps == 5
+
+
+@pytest.mark.parametrize("model_class", [UTLanguageModel, UTEncoderClassifier, UTStoryQA, LSTMLanguageModel])
+def test_target_vocab_size_is_refused_by_a_model_without_a_decoder(model_class):
+    """A one-stack model read vocab_size alone and ignored target_vocab_size."""
+    from universal_transformer.config import ConfigError, LSTMConfig
+
+    if model_class is LSTMLanguageModel:
+        config = LSTMConfig(vocab_size=13, d_model=8, target_vocab_size=9)
+    else:
+        fields = {UTLanguageModel: {}, UTEncoderClassifier: dict(num_classes=3),
+                  UTStoryQA: dict(num_classes=3, fact_words=3)}[model_class]
+        config = small_config(model_class.config_class, target_vocab_size=9, **fields)
+    with pytest.raises(ConfigError, match=r"target_vocab_size \(9\) is the vocabulary of an encoder-decoder's decoder"):
+        model_class(config)
+    assert UniversalTransformer(small_config(target_vocab_size=9)).tgt_embed.weight.shape[0] == 9
 
 
 @pytest.mark.parametrize("scope", ["all", "source"])

@@ -49,6 +49,8 @@ class PretrainedModel(nn.Module):
 
     config_class: ClassVar[type]
     config: ModelConfig
+    # Whether the model has a decoder over a target vocabulary of its own (target_vocab_size).
+    is_encoder_decoder: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -65,6 +67,11 @@ class PretrainedModel(nn.Module):
         if not isinstance(config, self.config_class):
             raise ConfigError(f"{type(self).__name__} takes a {self.config_class.__name__}, "
                               f"not a {type(config).__name__}")
+        # Read only by an encoder-decoder's decoder; a one-stack model would ignore it without a word.
+        if getattr(config, "target_vocab_size", None) is not None and not self.is_encoder_decoder:
+            raise ConfigError(f"target_vocab_size ({config.target_vocab_size}) is the vocabulary of an "
+                              f"encoder-decoder's decoder; {type(self).__name__} has one vocabulary, "
+                              f"vocab_size ({config.vocab_size})")
         self.config = config
 
     def save_pretrained(self, directory: str | Path) -> Path:

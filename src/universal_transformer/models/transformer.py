@@ -49,7 +49,7 @@ class _UTBase(PretrainedModel):
             raise ConfigError(f"position_restart_id restarts an encoder-decoder's source positions; "
                               f"{type(self).__name__} has no source")
         # Read only by an encoder-decoder's decoder; elsewhere it would be ignored without a word.
-        if config.decoder_num_steps is not None and not getattr(self, "is_encoder_decoder", False):
+        if config.decoder_num_steps is not None and not self.is_encoder_decoder:
             raise ConfigError(f"decoder_num_steps sets the depth of an encoder-decoder's decoder; "
                               f"{type(self).__name__} has one stack, of num_steps ({config.num_steps}) steps")
         self.embedding_dropout = Dropout(config.embedding_dropout)
