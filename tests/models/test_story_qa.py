@@ -93,3 +93,11 @@ def test_a_depth_below_a_positions_floor_is_refused(floor):
         model.configure_runtime(depth=3)
     model.configure_runtime(depth=4)
     assert model.encoder.policy.max_steps == 4
+
+
+def test_the_story_model_takes_every_run_time_choice():
+    # `ut eval --attention-window` reads the names configure_runtime takes.
+    import inspect
+
+    names = set(inspect.signature(UTStoryQA.configure_runtime).parameters)
+    assert {"depth", "act_packed", "gradient_checkpointing", "attention_window", "attention_window_scope"} <= names

@@ -12,8 +12,6 @@ like the other positions but never attended to (``"compute"``).
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import Tensor, nn
 
@@ -101,15 +99,14 @@ class UTStoryQA(_UTClassifierBase):
             raise ValueError("empty_slots='compute' needs one position_offset for the whole batch (the slots it dropped)")
         return torch.nn.functional.pad(facts, (0, 0, dropped, 0)), position_offset - dropped
 
-    def configure_runtime(self, *, depth: int | None = None, **options: Any) -> None:
-        """As :meth:`_UTBase.configure_runtime`; a depth below the facts' or the question's ACT
-        floor is refused as one below ``act_min_steps`` is."""
+    def _check_depth(self, depth: int) -> None:
+        """A depth below the facts' or the question's ACT floor is refused, as one below
+        ``act_min_steps`` is: those positions could not halt by their own choice."""
         cfg = self.config
         floors = [v for v in (cfg.act_fact_min_steps, cfg.act_question_min_steps) if v is not None]
         if cfg.act and floors and isinstance(depth, int) and not isinstance(depth, bool) and 0 < depth < max(floors):
             raise ValueError(f"depth {depth} is below ACT's floor (act_fact_min_steps={cfg.act_fact_min_steps}, "
                              f"act_question_min_steps={cfg.act_question_min_steps}): those positions may not halt before it")
-        super().configure_runtime(depth=depth, **options)
 
     def _act_floor(self, facts: Tensor) -> Tensor | None:
         """ACT's floor per position ``[B, F + 1]``: ``act_fact_min_steps`` at the facts and

@@ -120,6 +120,8 @@ class _UTBase(PretrainedModel):
         for name, flag in (("act_packed", act_packed), ("gradient_checkpointing", gradient_checkpointing)):
             if flag is not None and not isinstance(flag, bool):  # "no" would switch it on
                 raise ValueError(f"{name} must be True, False or None (unchanged), got {flag!r}")
+        if depth is not None:
+            self._check_depth(depth)
         for module in self.modules():
             if isinstance(module, RecurrentStack):
                 if act_packed is not None:
@@ -132,6 +134,10 @@ class _UTBase(PretrainedModel):
                     module.attention_window = attention_window
                 if attention_window_scope is not _KEEP:
                     module.attention_window_scope = attention_window_scope
+
+    def _check_depth(self, depth: int) -> None:
+        """Refuse a run-time depth this model cannot run, before any stack changes (each
+        stack checks its own steps and ACT floor; a model adds floors of its own)."""
 
     def set_gradient_checkpointing(self, enabled: bool = True) -> None:
         """Shorthand for ``configure_runtime(gradient_checkpointing=enabled)``."""
