@@ -3,7 +3,8 @@
 Vaswani et al. (2017) evaluate the average of the last 5 (base) or 20 (big) checkpoints;
 ``ut average RUN --last N --out DIR`` writes that average as a ``save_pretrained`` model,
 which ``ut eval RUN --model DIR`` and ``ut translate RUN --model DIR`` read. The trainer
-keeps ``train.keep_last`` checkpoints, written every ``train.eval_every`` steps.
+keeps ``train.keep_last`` checkpoints, written every ``train.eval_every`` steps (and where a
+``--time-limit`` stopped a chunk: those are not averaged).
 """
 
 from __future__ import annotations
@@ -46,17 +47,29 @@ def average_state_dicts(states: Sequence[dict[str, Tensor]]) -> dict[str, Tensor
     return out
 
 
-def last_checkpoints(run_dir: str | Path, last: int) -> list[Path]:
-    """The newest ``last`` checkpoints of a run, oldest first; an error if it has fewer."""
+def last_checkpoints(run_dir: str | Path, last: int, *, every: int | None = None, final: int | None = None) -> list[Path]:
+    """The newest ``last`` checkpoints of a run, oldest first; an error if it has fewer.
+
+    With ``every`` (the run's ``train.eval_every``), only checkpoints at multiples of it, or at
+    the ``final`` step, count: a chunk stopped by ``--time-limit`` writes one where it stopped,
+    between two evaluations, and the average would weigh that stretch of training twice.
+    """
     if last < 1:
         raise ConfigError(f"--last must be a positive integer, got {last}")
     paths = CheckpointManager(Path(run_dir) / "checkpoints").paths()
-    if len(paths) < last:
+    kept = paths if every is None else [p for p in paths if _step(p) % every == 0 or _step(p) == final]
+    if len(kept) < last:
+        skipped = len(paths) - len(kept)
         raise ConfigError(
-            f"{run_dir}/checkpoints holds {len(paths)} checkpoint(s), fewer than --last {last} "
-            "(the trainer keeps train.keep_last of them)"
+            f"{run_dir}/checkpoints holds {len(kept)} checkpoint(s) at evaluation steps, fewer than --last {last} "
+            f"(the trainer keeps train.keep_last of them"
+            + (f"; {skipped} written where a time limit stopped a chunk do not count)" if skipped else ")")
         )
-    return paths[-last:]
+    return kept[-last:]
+
+
+def _step(path: Path) -> int:
+    return int(path.stem.split("-")[1])
 
 
 def average_checkpoints(run_dir: str | Path, last: int, out: str | Path) -> tuple[PretrainedModel, list[Path]]:
@@ -67,7 +80,7 @@ def average_checkpoints(run_dir: str | Path, last: int, out: str | Path) -> tupl
     if not config_path.is_file():
         raise ConfigError(f"{config_path}: not found; is {run_dir} a run directory written by 'ut train'?")
     experiment = ExperimentConfig.from_dict(load_yaml(config_path.read_text()), source=str(config_path))
-    paths = last_checkpoints(run_dir, last)
+    paths = last_checkpoints(run_dir, last, every=experiment.train.eval_every, final=experiment.train.steps)
     manager = CheckpointManager(run_dir / "checkpoints")
     try:
         states = [manager.load(path)["model"] for path in paths]
