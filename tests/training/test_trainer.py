@@ -53,6 +53,18 @@ def test_time_limit_stops_and_the_same_command_resumes(tmp_path):
     assert set(summary["test"]) >= {"len6/sequence_accuracy", "len12/char_accuracy", "score"}
 
 
+def test_the_checkpoint_where_a_time_limit_stopped_goes_at_the_next_evaluation(tmp_path):
+    """It is only there to resume from: kept, it took one of keep_last's places and made the
+    checkpoints ut average takes uneven (eval_every is 4; steps 1 and 6 are off that grid)."""
+    folder = tmp_path / "checkpoints"
+    Trainer(_experiment(steps=14, time_limit=0.0, keep_last=3), tmp_path, progress=False, verbose=False).fit()
+    assert [p.name for p in sorted(folder.iterdir())] == ["step-00000001.pt"]
+    Trainer(_experiment(steps=6, keep_last=3), tmp_path, progress=False, verbose=False).fit()  # ends at step 6
+    assert [p.name for p in sorted(folder.iterdir())] == ["step-00000004.pt", "step-00000006.pt"]
+    Trainer(_experiment(steps=14, keep_last=3), tmp_path, progress=False, verbose=False).fit()
+    assert [p.name for p in sorted(folder.iterdir())] == ["step-00000008.pt", "step-00000012.pt", "step-00000014.pt"]
+
+
 def test_a_run_whose_last_step_passes_the_time_limit_finishes(tmp_path):
     summary = Trainer(_experiment(steps=1, time_limit=0.0), tmp_path, progress=False, verbose=False).fit()
     assert summary["status"] == "done" and summary["step"] == 1 and "test" in summary

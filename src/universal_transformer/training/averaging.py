@@ -18,7 +18,7 @@ from torch import Tensor
 from ..config import ConfigError, load_yaml
 from ..models import PretrainedModel
 from ..registry import model_class
-from .checkpoint import CheckpointManager
+from .checkpoint import CheckpointManager, step_of
 from .config import ExperimentConfig
 
 
@@ -52,12 +52,13 @@ def last_checkpoints(run_dir: str | Path, last: int, *, every: int | None = None
 
     With ``every`` (the run's ``train.eval_every``), only checkpoints at multiples of it, or at
     the ``final`` step, count: a chunk stopped by ``--time-limit`` writes one where it stopped,
-    between two evaluations, and the average would weigh that stretch of training twice.
+    between two evaluations (the trainer deletes it at the next evaluation), and the average
+    would weigh that stretch of training twice.
     """
     if last < 1:
         raise ConfigError(f"--last must be a positive integer, got {last}")
     paths = CheckpointManager(Path(run_dir) / "checkpoints").paths()
-    kept = paths if every is None else [p for p in paths if _step(p) % every == 0 or _step(p) == final]
+    kept = paths if every is None else [p for p in paths if step_of(p) % every == 0 or step_of(p) == final]
     if len(kept) < last:
         skipped = len(paths) - len(kept)
         raise ConfigError(
@@ -66,10 +67,6 @@ def last_checkpoints(run_dir: str | Path, last: int, *, every: int | None = None
             + (f"; {skipped} written where a time limit stopped a chunk do not count)" if skipped else ")")
         )
     return kept[-last:]
-
-
-def _step(path: Path) -> int:
-    return int(path.stem.split("-")[1])
 
 
 def average_checkpoints(run_dir: str | Path, last: int, out: str | Path) -> tuple[PretrainedModel, list[Path]]:

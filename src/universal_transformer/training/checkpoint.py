@@ -6,7 +6,7 @@ import os
 import random
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -43,6 +43,14 @@ def atomic_torch_save(obj: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def step_of(path: Path) -> int:
+    """The step of a checkpoint file ``step-XXXXXXXX.pt``."""
+    match = _NAME.match(path.name)
+    if match is None:
+        raise ValueError(f"{path}: not a checkpoint file name (step-XXXXXXXX.pt)")
+    return int(match.group(1))
+
+
 class CheckpointManager:
     """``RUN_DIR/checkpoints/step-XXXXXXXX.pt``, keeping the newest ``keep_last``."""
 
@@ -60,10 +68,17 @@ class CheckpointManager:
         paths = self.paths()
         return paths[-1] if paths else None
 
-    def save(self, state: dict[str, Any], step: int) -> Path:
+    def save(self, state: dict[str, Any], step: int, *, supersedes: Callable[[int], bool] | None = None) -> Path:
+        """Write the checkpoint of ``step``; then delete the older ones at the steps
+        ``supersedes`` names (checkpoints only needed to resume, e.g. where a time limit stopped
+        a chunk), and all but the newest ``keep_last``."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"step-{step:08d}.pt"
         atomic_torch_save(state, path)
+        if supersedes is not None:
+            for old in self.paths():
+                if step_of(old) < step and supersedes(step_of(old)):
+                    old.unlink(missing_ok=True)
         for old in self.paths()[: -self.keep_last]:
             old.unlink(missing_ok=True)
         for stale in self.directory.glob("*.pt.tmp*"):  # leftovers of a crash mid-write

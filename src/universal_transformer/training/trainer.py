@@ -262,8 +262,12 @@ class Trainer:
         self.best_per_task = state.get("best_per_task", {})  # checkpoints from before keep_best_per_task
         self.evals_since_best = state["evals_since_best"]
 
-    def save_checkpoint(self) -> Path | None:
-        """Every process calls it (it gathers their RNG states); the main one writes the file."""
+    def save_checkpoint(self, *, interim: bool = False) -> Path | None:
+        """Every process calls it (it gathers their RNG states); the main one writes the file.
+
+        ``interim``: one written where a time limit stopped the run, between two evaluations,
+        only needed to resume: the next checkpoint deletes it, so that the ``keep_last`` kept
+        (and those ``ut average`` takes) are the evenly spaced ones of the evaluations."""
         ranks = None
         if self.ctx.enabled:
             ranks = [None] * self.ctx.world_size
@@ -273,7 +277,8 @@ class Trainer:
         state = self.state_dict()
         if ranks is not None:
             state["rng_per_rank"] = ranks
-        return self.checkpoints.save(state, self.step)
+        every = self.cfg.eval_every
+        return self.checkpoints.save(state, self.step, supersedes=None if interim else lambda step: step % every != 0)
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -386,7 +391,7 @@ class Trainer:
             over_time = cfg.time_limit is not None and self.elapsed - base_elapsed > cfg.time_limit
             # All processes stop together; past the last step the run has finished, not stopped.
             if cfg.time_limit is not None and self.step < cfg.steps and all_reduce_flag(over_time, self.ctx):
-                self.save_checkpoint()
+                self.save_checkpoint(interim=self.step % cfg.eval_every != 0)
                 stopped_for_time = True
                 break
         if bar is not None:
