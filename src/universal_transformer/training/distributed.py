@@ -76,9 +76,10 @@ def shutdown_distributed(*, synchronize: bool = True) -> None:
 
     ``synchronize`` (a normal end): first wait until every process has got here, so that none
     tears down its connections while another still works (rank 0 scores the test split alone
-    after the others are done), the usual remedy for gloo's teardown races; a process of a
-    two-process gloo test once aborted at that point ("terminate called without an active
-    exception"). After an error, pass False and leave at once: the others may never arrive.
+    after the others are done), the usual remedy for teardown races (a two-process gloo test
+    once ended with one process aborted, "terminate called without an active exception", where
+    they left at different times). After an error, pass False and leave at once: the others
+    may never arrive.
     """
     if not dist.is_initialized():
         return
