@@ -104,7 +104,7 @@ class UTStoryQA(_UTClassifierBase):
         ``act_min_steps`` is: those positions could not halt by their own choice."""
         cfg = self.config
         floors = [v for v in (cfg.act_fact_min_steps, cfg.act_question_min_steps) if v is not None]
-        if cfg.act and floors and isinstance(depth, int) and not isinstance(depth, bool) and 0 < depth < max(floors):
+        if cfg.act and floors and depth < max(floors):
             raise ValueError(f"depth {depth} is below ACT's floor (act_fact_min_steps={cfg.act_fact_min_steps}, "
                              f"act_question_min_steps={cfg.act_question_min_steps}): those positions may not halt before it")
 

@@ -16,7 +16,7 @@ from ..config import ConfigError, UTClassifierConfig, UTConfig, check_attention_
 from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
 from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
-from ..modules.recurrence import RecurrentStack, StackCache, StackOutput
+from ..modules.recurrence import RecurrentStack, StackCache, StackOutput, check_depth
 from .base import LanguageModelDecoding, ModelOutput, PretrainedModel
 
 _KEEP = object()  # configure_runtime: leave this choice as it is
@@ -121,6 +121,7 @@ class _UTBase(PretrainedModel):
             if flag is not None and not isinstance(flag, bool):  # "no" would switch it on
                 raise ValueError(f"{name} must be True, False or None (unchanged), got {flag!r}")
         if depth is not None:
+            check_depth(depth)
             self._check_depth(depth)
         for module in self.modules():
             if isinstance(module, RecurrentStack):

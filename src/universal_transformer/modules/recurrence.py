@@ -123,6 +123,13 @@ class _StepContext:
     attentions: list[dict[str, Tensor]] = field(default_factory=list)
 
 
+def check_depth(steps: object) -> None:
+    """Refuse a depth that is not a positive int: a float (or bool) would pass ``set_depth``
+    and fail only inside the next forward's step loop."""
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
+        raise ValueError(f"depth must be a positive number of steps, got {steps!r}")
+
+
 class RecurrentStack(nn.Module):
     """A UT encoder/decoder: the block of eq. 4-5 applied over depth, with or without ACT."""
 
@@ -179,9 +186,7 @@ class RecurrentStack(nn.Module):
         the training depth is the sinusoid's continuation (a learned timestep table repeats
         its last row). The untied Transformer has no weights for extra layers: refused.
         """
-        # A float (or bool) would pass here and fail only inside the next forward's step loop.
-        if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
-            raise ValueError(f"depth must be a positive number of steps, got {steps!r}")
+        check_depth(steps)
         if len(self.blocks) > 1 and steps != len(self.blocks):
             raise ValueError(f"an untied stack has {len(self.blocks)} layers; its depth cannot change to {steps}")
         # As the config refuses act_min_steps > max_steps: no position could halt by its own

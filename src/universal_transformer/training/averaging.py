@@ -58,7 +58,7 @@ def last_checkpoints(run_dir: str | Path, last: int, *, every: int | None = None
     if last < 1:
         raise ConfigError(f"--last must be a positive integer, got {last}")
     paths = CheckpointManager(Path(run_dir) / "checkpoints").paths()
-    kept = paths if every is None else [p for p in paths if step_of(p) % every == 0 or step_of(p) == final]
+    kept = paths if every is None else [p for p in paths if (s := step_of(p)) % every == 0 or s == final]
     if len(kept) < last:
         skipped = len(paths) - len(kept)
         raise ConfigError(

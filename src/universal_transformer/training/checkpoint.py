@@ -77,7 +77,7 @@ class CheckpointManager:
         atomic_torch_save(state, path)
         if supersedes is not None:
             for old in self.paths():
-                if step_of(old) < step and supersedes(step_of(old)):
+                if (earlier := step_of(old)) < step and supersedes(earlier):
                     old.unlink(missing_ok=True)
         for old in self.paths()[: -self.keep_last]:
             old.unlink(missing_ok=True)
