@@ -170,6 +170,10 @@ class Trainer:
         evaluated(self.model, self.cfg)  # a model that cannot be evaluated as configured fails now, not at step 1000
         if hasattr(self.model, "configure_runtime"):
             self.model.configure_runtime(act_packed=self.cfg.act_packed, gradient_checkpointing=self.cfg.gradient_checkpointing)
+        elif self.cfg.gradient_checkpointing:  # asked for memory savings it would not get
+            raise ConfigError(
+                f"train.gradient_checkpointing checkpoints recurrent steps or layers; {experiment.model_class} has none"
+            )
         # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
         unused = getattr(self.model.config, "act", False) and getattr(self.model.config, "act_type", "") == "random"
         self.wrapped: nn.Module = (
