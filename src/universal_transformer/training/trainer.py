@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..config import ConfigError, load_yaml
+from ..config import ConfigError, LSTMConfig, load_yaml
 from ..data.batch import Batch
 from ..evaluation.records import RecordError, RunRecord, git_commit, history_from_log, machine_info
 from ..models import PretrainedModel
@@ -173,6 +173,10 @@ class Trainer:
         elif self.cfg.gradient_checkpointing:  # asked for memory savings it would not get
             raise ConfigError(
                 f"train.gradient_checkpointing checkpoints recurrent steps or layers; {experiment.model_class} has none"
+            )
+        if self.cfg.max_position_offset and isinstance(self.model.config, LSTMConfig):  # it takes them and reads none
+            raise ConfigError(
+                f"train.max_position_offset shifts the positions a model reads; {experiment.model_class} reads none"
             )
         # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
         unused = getattr(self.model.config, "act", False) and getattr(self.model.config, "act_type", "") == "random"
