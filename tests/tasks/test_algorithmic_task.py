@@ -375,6 +375,10 @@ def test_operand_positions_restart_the_source_count_at_the_plus():
                                                     "task": {"name": "algorithmic", "task": "addition"}}),
                         AlgorithmicTask({"task": "addition"}, seed=0))
     assert plain.config.position_restart_id is None
+    lstm = ExperimentConfig.from_dict({"model_class": "LSTMSeq2Seq", "model": {"model_type": "lstm", "d_model": 16},
+                                       "task": {"name": "algorithmic", **opts}})
+    with pytest.raises(ConfigError, match="sets the model's position_restart_id.*LSTMSeq2Seq has no position_restart_id"):
+        build_model(lstm, task)  # an LSTM reads no positions: the option would change nothing
 
 
 def test_tensor2tensor_operand_lengths_draw_the_training_set_at_its_maximum_length():
