@@ -310,8 +310,8 @@ def check_task_fits(task: Task, model: PretrainedModel, folder: Path) -> None:
     must be those the model was trained with: other data (a task option changed with ``--set``,
     e.g. bAbI's ``task.tasks`` for a joint model) would give other token ids, and wrong results
     without an error."""
-    for key, value in task.model_overrides().items():
-        trained = getattr(model.config, key, value)
+    for key, value in task.model_fields(model.config, type(model).__name__).items():
+        trained = getattr(model.config, key)
         if trained != value:
             raise ConfigError(
                 f"{folder}: the model was trained with {key}={trained!r}, the task as configured here gives "

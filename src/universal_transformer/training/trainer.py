@@ -72,13 +72,7 @@ def build_model(experiment: ExperimentConfig, task: Task) -> PretrainedModel:
         raise ConfigError(
             f"task {task.name!r} trains {', '.join(task.model_classes)}, not {experiment.model_class}"
         )
-    overrides = task.model_overrides()
-    for key, value in overrides.items():  # e.g. algorithmic's operand_positions: position_restart_id
-        if value is not None and not hasattr(experiment.model, key):
-            raise ConfigError(f"task {task.name!r} as configured sets the model's {key} ({value!r}), but a "
-                              f"{experiment.model_class} has no {key}: the task option behind it would be ignored")
-    overrides = {k: v for k, v in overrides.items() if hasattr(experiment.model, k)}
-    config = experiment.model.replace(**overrides)
+    config = experiment.model.replace(**task.model_fields(experiment.model, experiment.model_class))
     experiment.model = config
     return model_class(experiment.model_class)(config)
 
