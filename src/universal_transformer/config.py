@@ -264,7 +264,8 @@ class UTConfig(_VocabularyConfig):
     # distances never seen there, which break length generalisation (docs/results.md, Addition).
     attention_window: int | None = None
     # Which attention the window confines: "all", or "source" (an encoder's self-attention and the
-    # decoder's cross-attention, not the decoder's attention over its own outputs).
+    # decoder's cross-attention, not the decoder's attention over its own outputs; a language
+    # model, which has no source, refuses it).
     attention_window_scope: Literal["all", "source"] = "all"
     tie_embeddings: bool = True
     scale_embeddings: bool = True

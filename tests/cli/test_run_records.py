@@ -151,6 +151,8 @@ def test_publish_copies_the_best_model_and_config_and_eval_reads_it(tmp_path, ti
     assert generated.returncode == 0 and generated.stdout.strip(), generated.stderr
     refused = run_ut("eval", str(target), "--attention-window", "-1")
     assert refused.returncode == 2 and "--attention-window: attention_window must be a number of positions >= 0" in refused.stderr
+    refused = run_ut("eval", str(target), "--attention-window-scope", "source")  # a scope with no window to scope
+    assert refused.returncode == 2 and "--attention-window-scope says which attention" in refused.stderr
     plotted = run_ut("plot", str(target), "--set", "task.test_lengths=[5]", "--out", str(tmp_path / "w"),
                      "--attention-window", "1", "--attention-window-scope", "source")
     assert plotted.returncode == 0 and (tmp_path / "w-len5-attention.png").is_file(), plotted.stderr

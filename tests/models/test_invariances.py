@@ -400,6 +400,21 @@ def test_attention_window_refusals():
         model(_tokens(2, 5), _tokens(2, 4), position_offset=torch.zeros(2, 2, 2, dtype=torch.long))
 
 
+def test_a_source_scoped_window_in_a_language_model_is_refused():
+    """Scope ``source`` spares a decoder's attention over its own outputs, all a language model has:
+    its window would confine nothing, in the config or at test time (``ut eval --attention-window``)."""
+    from universal_transformer.config import ConfigError
+
+    with pytest.raises(ConfigError, match="attention_window_scope 'source'.*UTLanguageModel has none"):
+        UTLanguageModel(small_config(attention_window=2, attention_window_scope="source"))
+    model = UTLanguageModel(small_config())
+    model.configure_runtime(attention_window_scope="source")  # no window: nothing to confine, nothing asked
+    with pytest.raises(ConfigError, match="attention_window \\(1\\) would confine nothing"):
+        model.configure_runtime(attention_window=1)
+    model.configure_runtime(attention_window=1, attention_window_scope="all")
+    assert model.decoder.self_attention_window == 1
+
+
 def test_attention_window_at_test_time_is_the_configured_one():
     """``configure_runtime(attention_window=..., attention_window_scope=...)`` gives a model trained
     without a window the function of the same weights built with it; None takes it away again."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -375,6 +376,17 @@ def test_operand_positions_restart_the_source_count_at_the_plus():
                                                     "task": {"name": "algorithmic", "task": "addition"}}),
                         AlgorithmicTask({"task": "addition"}, seed=0))
     assert plain.config.position_restart_id is None
+    lstm = ExperimentConfig.from_dict({"model_class": "LSTMSeq2Seq", "model": {"model_type": "lstm", "d_model": 16},
+                                       "task": {"name": "algorithmic", **opts}})
+    with pytest.raises(ConfigError, match="sets the model's position_restart_id.*LSTMSeq2Seq has no position_restart_id"):
+        build_model(lstm, task)  # an LSTM reads no positions: the option would change nothing
+    from universal_transformer.cli.run import check_task_fits
+
+    trained = build_model(ExperimentConfig.from_dict({"model_class": "LSTMSeq2Seq", "model": {"model_type": "lstm", "d_model": 16},
+                                                      "task": {"name": "algorithmic", "task": "addition"}}),
+                          AlgorithmicTask({"task": "addition"}, seed=0))
+    with pytest.raises(ConfigError, match="LSTMSeq2Seq has no position_restart_id"):
+        check_task_fits(task, trained, Path("run/best"))  # `ut eval RUN --set task.operand_positions=true`
 
 
 def test_tensor2tensor_operand_lengths_draw_the_training_set_at_its_maximum_length():

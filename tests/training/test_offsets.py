@@ -28,6 +28,17 @@ def test_offsets_at_evaluation_need_offsets_in_training():
         _experiment(max_position_offset=0, eval_position_offsets=True)
 
 
+@pytest.mark.parametrize("per", ["batch", "stack", "step"])
+def test_a_way_to_draw_offsets_needs_offsets_to_draw(per):
+    """Without max_position_offset no offsets are drawn: position_offset_per would be ignored."""
+    data = yaml.safe_load(yaml.safe_dump(TINY))
+    data["train"].update(max_position_offset=0, position_offset_per=per)
+    with pytest.raises(ConfigError, match=f"position_offset_per={per} says how.*max_position_offset >= 1"):
+        ExperimentConfig.from_dict(data, source="offsets.yaml")
+    data["train"].update(position_offset_per="example")  # the default: nothing asked
+    assert ExperimentConfig.from_dict(data, source="offsets.yaml").train.max_position_offset == 0
+
+
 def test_drawn_offsets_change_the_evaluation_and_repeat_it(tmp_path):
     """The same model scored with offsets drawn as in training: other numbers than with positions
     0..L-1, the same numbers at every evaluation."""

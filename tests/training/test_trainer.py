@@ -313,6 +313,14 @@ def test_offsets_per_step_train_an_encoder_decoder_and_refuse_other_models(tmp_p
     lstm["train"].update(position_offset_per="step")
     with pytest.raises(ConfigError, match="position_offset_per=step.*LSTMSeq2Seq has none"):
         Trainer(ExperimentConfig.from_dict(lstm, source="lstm.yaml"), tmp_path / "lstm", progress=False)
+    lstm["train"].update(position_offset_per="example", gradient_checkpointing=True)
+    with pytest.raises(ConfigError, match="gradient_checkpointing.*LSTMSeq2Seq has none"):
+        Trainer(ExperimentConfig.from_dict(lstm, source="lstm.yaml"), tmp_path / "lstm", progress=False)
+    lstm["train"].update(gradient_checkpointing=False)  # TINY's max_position_offset: 8
+    with pytest.raises(ConfigError, match="max_position_offset shifts the positions.*LSTMSeq2Seq reads none"):
+        Trainer(ExperimentConfig.from_dict(lstm, source="lstm.yaml"), tmp_path / "lstm", progress=False)
+    lstm["train"].update(max_position_offset=0)
+    Trainer(ExperimentConfig.from_dict(lstm, source="lstm.yaml"), tmp_path / "lstm", progress=False)
 
 
 def test_old_experiment_configs_still_load(tmp_path):

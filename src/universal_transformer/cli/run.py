@@ -128,9 +128,9 @@ def add_window_arguments(p: argparse.ArgumentParser) -> None:
     (``ut eval``, ``generate``, ``plot``; passed on to :func:`load_model`)."""
     p.add_argument("--attention-window", type=int, default=None, metavar="W",
                    help="local attention at inference: every query sees only keys at most W positions away")
-    p.add_argument("--attention-window-scope", choices=("all", "source"), default="all",
-                   help="with --attention-window: every attention (all) or only over the source (the "
-                   "encoder's and the cross-attention, not the decoder's over its own outputs)")
+    p.add_argument("--attention-window-scope", choices=("all", "source"), default=None,
+                   help="with --attention-window: every attention (all, the default) or only over the source "
+                   "(the encoder's and the cross-attention, not the decoder's over its own outputs)")
 
 
 PUBLISH_MODEL_MB, PUBLISH_TOTAL_MB = 5, 48
@@ -274,7 +274,7 @@ def _model_name(model_dir: Path, run_dir: Path) -> str:
 
 
 def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int | None = None,
-                window: int | None = None, window_scope: str = "all", task: Task | None = None) -> PretrainedModel:
+                window: int | None = None, window_scope: str | None = None, task: Task | None = None) -> PretrainedModel:
     """The saved model, at test-time depth ``steps`` and with local attention ``window`` if given;
     with ``task``, checked to read that task's data as it was trained to (see :func:`check_task_fits`)."""
     folder = model_dir or run_dir / "best"
@@ -292,7 +292,10 @@ def load_model(run_dir: Path, model_dir: Path | None, device: str, *, steps: int
             model.configure_runtime(depth=steps)
         except ValueError as err:
             raise ConfigError(f"--steps: {err}") from None
+    if window is None and window_scope is not None:  # a scope alone would change nothing
+        raise ConfigError("--attention-window-scope says which attention --attention-window confines; give the window too")
     if window is not None:
+        window_scope = window_scope or "all"
         if not hasattr(model, "configure_runtime") or "attention_window" not in inspect.signature(model.configure_runtime).parameters:
             raise ConfigError(f"--attention-window: a {type(model).__name__} has no attention to confine")
         try:
@@ -307,8 +310,8 @@ def check_task_fits(task: Task, model: PretrainedModel, folder: Path) -> None:
     must be those the model was trained with: other data (a task option changed with ``--set``,
     e.g. bAbI's ``task.tasks`` for a joint model) would give other token ids, and wrong results
     without an error."""
-    for key, value in task.model_overrides().items():
-        trained = getattr(model.config, key, value)
+    for key, value in task.model_fields(model.config, type(model).__name__).items():
+        trained = getattr(model.config, key)
         if trained != value:
             raise ConfigError(
                 f"{folder}: the model was trained with {key}={trained!r}, the task as configured here gives "
@@ -332,7 +335,7 @@ def run_eval(args: argparse.Namespace) -> int:
         metrics["inference_steps"] = args.steps
     if window is not None:
         metrics["inference_attention_window"] = window
-        metrics["inference_attention_window_scope"] = args.attention_window_scope
+        metrics["inference_attention_window_scope"] = args.attention_window_scope or "all"
     print_metrics(metrics, title=f"{args.split} metrics of {args.model or args.run_dir / 'best'}")
     # At another depth or window, or on a test set changed with --set, its own file: the folder
     # reports read eval-SPLIT.json as the trained model's own score.

@@ -52,6 +52,7 @@ class _UTBase(PretrainedModel):
         if config.decoder_num_steps is not None and not self.is_encoder_decoder:
             raise ConfigError(f"decoder_num_steps sets the depth of an encoder-decoder's decoder; "
                               f"{type(self).__name__} has one stack, of num_steps ({config.num_steps}) steps")
+        self._check_window(config.attention_window, config.attention_window_scope)
         self.embedding_dropout = Dropout(config.embedding_dropout)
 
     @staticmethod
@@ -123,6 +124,10 @@ class _UTBase(PretrainedModel):
         if depth is not None:
             check_depth(depth)
             self._check_depth(depth)
+        if attention_window is not _KEEP or attention_window_scope is not _KEEP:
+            stack = next(m for m in self.modules() if isinstance(m, RecurrentStack))
+            self._check_window(stack.attention_window if attention_window is _KEEP else attention_window,
+                               stack.attention_window_scope if attention_window_scope is _KEEP else attention_window_scope)
         for module in self.modules():
             if isinstance(module, RecurrentStack):
                 if act_packed is not None:
@@ -139,6 +144,10 @@ class _UTBase(PretrainedModel):
     def _check_depth(self, depth: int) -> None:
         """Refuse a run-time depth this model cannot run, before any stack changes (each
         stack checks its own steps and ACT floor; a model adds floors of its own)."""
+
+    def _check_window(self, window: int | None, scope: str) -> None:
+        """Refuse a local attention (config or run time) that would confine none of this model's
+        attention, before any stack changes; every scope confines some attention of an encoder."""
 
     def set_gradient_checkpointing(self, enabled: bool = True) -> None:
         """Shorthand for ``configure_runtime(gradient_checkpointing=enabled)``."""
@@ -318,6 +327,13 @@ class UTLanguageModel(LanguageModelDecoding, _UTBase):
         self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
         self.decoder = RecurrentStack(config, causal=True, cross_attention=False)
         self.output = None if config.tie_embeddings else nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+    def _check_window(self, window: int | None, scope: str) -> None:
+        # Scope "source" leaves a decoder's attention over its own outputs alone: here, all there is.
+        if window is not None and scope == "source":
+            raise ConfigError(f"attention_window_scope 'source' confines the attention over a source; "
+                              f"{type(self).__name__} has none, so attention_window ({window}) would confine "
+                              "nothing: use scope 'all'")
 
     def _logits(self, h: Tensor) -> Tensor:
         return self.output(h) if self.output is not None else self.embed.logits(h)

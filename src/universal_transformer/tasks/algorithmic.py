@@ -59,7 +59,7 @@ class AlgorithmicOptions(TaskOptions):
     # position_restart_id), so that both operands' i-th digits share position i. The paper's
     # models have one count over the whole source and must find "the digit L + 1 further on"
     # themselves; this takes that alignment away to measure what is left (carries, length). Models
-    # without positions (the LSTM, position_embedding none) have nothing to restart.
+    # without positions (the LSTM, position_embedding none) have nothing to restart: refused.
     operand_positions: bool = False
     # Addition only: how the operands' lengths are drawn (data/algorithmic.py, make_example).
     # "halves": two numbers of length // 2 digits each, so every test set of length L adds two

@@ -106,6 +106,19 @@ class Task(ABC):
         """Config values the task dictates (vocabulary size, special ids, ...)."""
         return {}
 
+    def model_fields(self, config: Any, model_class: str) -> dict[str, Any]:
+        """:meth:`model_overrides` that a model config ``config`` (of a ``model_class``) holds. A
+        value the task sets for a field such a model lacks is refused, as the task option behind it
+        would be ignored (algorithmic's ``operand_positions`` with an LSTM); a None is left out."""
+        fields = {}
+        for key, value in self.model_overrides().items():
+            if hasattr(config, key):
+                fields[key] = value
+            elif value is not None:
+                raise ConfigError(f"task {self.name!r} as configured sets the model's {key} ({value!r}), but a "
+                                  f"{model_class} has no {key}: the task option behind it would be ignored")
+        return fields
+
     def check_evaluation_data(self) -> None:
         """Read (and keep) every file that evaluation will read, raising :class:`ConfigError` for a
         missing, malformed or empty one. The trainer calls it before its first step, so such a

@@ -111,6 +111,9 @@ class TrainConfig:
             raise ConfigError(f"train.max_position_offset must be an integer >= 0, got {self.max_position_offset!r}")
         if self.eval_position_offsets and not self.max_position_offset:
             raise ConfigError("train.eval_position_offsets draws offsets as in training: it needs train.max_position_offset >= 1")
+        if self.position_offset_per != "example" and not self.max_position_offset:  # "example" is the default
+            raise ConfigError(f"train.position_offset_per={self.position_offset_per} says how offsets are drawn: "
+                              "it needs train.max_position_offset >= 1")
         if self.init_step < 0:
             raise ConfigError(f"train.init_step must be an integer >= 0, got {self.init_step!r}")
         if self.init_step and not self.init_from:

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..config import ConfigError, load_yaml
+from ..config import ConfigError, LSTMConfig, load_yaml
 from ..data.batch import Batch
 from ..evaluation.records import RecordError, RunRecord, git_commit, history_from_log, machine_info
 from ..models import PretrainedModel
@@ -72,8 +72,7 @@ def build_model(experiment: ExperimentConfig, task: Task) -> PretrainedModel:
         raise ConfigError(
             f"task {task.name!r} trains {', '.join(task.model_classes)}, not {experiment.model_class}"
         )
-    overrides = {k: v for k, v in task.model_overrides().items() if hasattr(experiment.model, k)}
-    config = experiment.model.replace(**overrides)
+    config = experiment.model.replace(**task.model_fields(experiment.model, experiment.model_class))
     experiment.model = config
     return model_class(experiment.model_class)(config)
 
@@ -170,6 +169,14 @@ class Trainer:
         evaluated(self.model, self.cfg)  # a model that cannot be evaluated as configured fails now, not at step 1000
         if hasattr(self.model, "configure_runtime"):
             self.model.configure_runtime(act_packed=self.cfg.act_packed, gradient_checkpointing=self.cfg.gradient_checkpointing)
+        elif self.cfg.gradient_checkpointing:  # asked for memory savings it would not get
+            raise ConfigError(
+                f"train.gradient_checkpointing checkpoints recurrent steps or layers; {experiment.model_class} has none"
+            )
+        if self.cfg.max_position_offset and isinstance(self.model.config, LSTMConfig):  # it takes them and reads none
+            raise ConfigError(
+                f"train.max_position_offset shifts the positions a model reads; {experiment.model_class} reads none"
+            )
         # 'random' ACT never uses its halting layer; DDP must then not wait for its gradient.
         unused = getattr(self.model.config, "act", False) and getattr(self.model.config, "act_type", "") == "random"
         self.wrapped: nn.Module = (
