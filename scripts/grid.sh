@@ -1,22 +1,43 @@
 # Reads a grid file for run_lanes.sh, run_grid.sh and device_train.sh (sourced, not run): one run per line,
 #   NAME CONFIG [KEY=VALUE ...]     (# starts a comment; blank lines are skipped)
+# A line `@RECIPE KEY=VALUE ...` names a set of overrides that the run lines below it may cite as
+# `@RECIPE`, which stands for those overrides in that place (so a recipe shared by many runs is
+# written once).
 # read_grid FILE fills grid_order (the names, in order), grid_config[NAME] and grid_sets[NAME]
-# (the overrides, space-separated); a malformed line is an error naming FILE:LINE (status 2).
-declare -A grid_config=() grid_sets=()
+# (the overrides, recipes expanded, space-separated); a malformed line or a recipe not defined
+# above is an error naming FILE:LINE (status 2).
+declare -A grid_config=() grid_sets=() grid_recipes=()
 grid_order=()
 read_grid() {
-  local file=$1 line=0 text fields
+  local file=$1 line=0 text fields kv recipe sets
   while IFS= read -r text || [ -n "$text" ]; do
     line=$((line + 1))
     text=${text%%#*}
     read -r -a fields <<< "$text"  # split on blanks, no glob expansion
     [ ${#fields[@]} -eq 0 ] && continue
+    if [[ ${fields[0]} == @* ]]; then
+      grid_recipes[${fields[0]}]="${fields[*]:1}"
+      continue
+    fi
     if [ ${#fields[@]} -lt 2 ]; then
       echo "$file:$line: expected 'NAME CONFIG [KEY=VALUE ...]', got '$text'" >&2
       return 2
     fi
+    sets=()
+    for kv in "${fields[@]:2}"; do
+      if [[ $kv == @* ]]; then
+        if [[ ! -v grid_recipes[$kv] ]]; then
+          echo "$file:$line: recipe '$kv' is not defined above (a line '$kv KEY=VALUE ...')" >&2
+          return 2
+        fi
+        read -r -a recipe <<< "${grid_recipes[$kv]}"
+        sets+=("${recipe[@]}")
+      else
+        sets+=("$kv")
+      fi
+    done
     grid_config[${fields[0]}]=${fields[1]}
-    grid_sets[${fields[0]}]="${fields[*]:2}"
+    grid_sets[${fields[0]}]="${sets[*]}"
     grid_order+=("${fields[0]}")
   done < "$file"
 }

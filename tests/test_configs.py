@@ -30,12 +30,16 @@ def test_config_loads_without_deprecated_keys(path):
 
 def _grid_runs(path: Path) -> list[tuple[str, str, list[str]]]:
     """(NAME, CONFIG, overrides) per run of a grid file, read as scripts/grid.sh reads it."""
-    runs = []
+    runs, recipes = [], {}
     for line in path.read_text().splitlines():
         fields = line.split("#", 1)[0].split()
-        if fields:
+        if fields and fields[0].startswith("@"):
+            recipes[fields[0]] = fields[1:]
+        elif fields:
             assert len(fields) >= 2, f"{path}: expected 'NAME CONFIG [KEY=VALUE ...]', got {line!r}"
-            runs.append((fields[0], fields[1], fields[2:]))
+            unknown = [kv for kv in fields[2:] if kv.startswith("@") and kv not in recipes]
+            assert not unknown, f"{path}: recipe {unknown[0]} is not defined above {line!r}"
+            runs.append((fields[0], fields[1], [v for kv in fields[2:] for v in recipes.get(kv, [kv])]))
     return runs
 
 
