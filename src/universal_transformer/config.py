@@ -362,13 +362,15 @@ class StoryQAConfig(UTClassifierConfig):
     question (``pooling="last"``) or over all positions (``"mean"``, what the
     tensor2tensor class-label output does). ``question_encoder="shared"`` embeds the
     question with the facts' table and mask (the paper: "in the same way");
-    ``"separate"`` gives it its own (our default, as the bAbI port for tensor2tensor)."""
+    ``"shared_words"`` with the facts' word table and a mask of its own (the authors' bAbI port
+    for tensor2tensor, whose input modalities share one table); ``"separate"`` gives it a table
+    and a mask of its own (our default)."""
 
     model_type: ClassVar[str] = "ut_story_qa"
 
     fact_words: int | None = None  # words per sentence; the task fills it in from the data
     pooling: Literal["mean", "first", "last"] = "last"
-    question_encoder: Literal["separate", "shared"] = "separate"
+    question_encoder: Literal["separate", "shared", "shared_words"] = "separate"
     # With ACT, no fact may halt before act_fact_min_steps, and the question not before
     # act_question_min_steps (None: act_min_steps, the floor of every position, which each must
     # reach). A facts' floor that ACT never leaves gives the facts a fixed depth while the question

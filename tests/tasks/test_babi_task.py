@@ -244,6 +244,40 @@ def test_story_model_shared_question_encoder_embeds_the_question_like_a_fact():
     assert sum(p.numel() for p in separate.parameters()) > sum(p.numel() for p in model.parameters())
 
 
+def test_story_model_shared_words_gives_the_question_its_own_mask_over_the_facts_table():
+    """question_encoder='shared_words' (tensor2tensor's bAbI port): one word table, two masks."""
+    cfg = StoryQAConfig(vocab_size=20, num_classes=5, fact_words=4, d_model=16, num_heads=2, d_ff=32,
+                        question_encoder="shared_words", dropout=0, embedding_dropout=0)
+    model = UTStoryQA(cfg).eval()
+    assert model.question.embed is None and "question.position_mask" in model.state_dict()
+    with torch.no_grad():
+        model.question.position_mask.uniform_(-1, 1)
+    facts, question = torch.randint(3, 20, (2, 3, 4)), torch.randint(3, 20, (2, 4))
+    seen = {}
+    model.encoder.register_forward_pre_hook(lambda m, args: seen.update(h=args[0]))
+    with torch.no_grad():
+        model(facts, question)
+    # sum_j E[w_j] * M_j with the facts' E and the question's own M, in float64
+    E, M = model.facts.embed.weight.double(), model.question.position_mask.double()
+    expected = (E[question] * M).sum(-2) * 16**0.5
+    torch.testing.assert_close(seen["h"][:, -1].double(), expected, rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(seen["h"][:, -1], model.facts(question))
+    # a word's gradient reaches the one table from both facts and question
+    model.train()
+    model(facts, question, labels=torch.tensor([0, 1])).loss.backward()
+    assert model.facts.embed.weight.grad[question.flatten()].abs().sum() > 0
+    assert model.question.position_mask.grad is not None
+    sizes = {q: sum(p.numel() for p in UTStoryQA(cfg.replace(question_encoder=q)).parameters())
+             for q in ("shared", "shared_words", "separate")}
+    assert sizes["shared"] + 4 * 16 == sizes["shared_words"] < sizes["separate"]
+
+
+def test_fact_encoder_without_a_table_needs_one():
+    enc = FactEncoder(None, d_model=8, words=4)
+    with pytest.raises(ValueError, match="no word table of its own"):
+        enc(torch.tensor([[1, 2, 0, 0]]))
+
+
 @needs_data
 @pytest.mark.parametrize("fraction, held", [(0.002, 0), (0.999, 200)])
 def test_validation_needs_a_story_and_so_does_training(fraction, held):

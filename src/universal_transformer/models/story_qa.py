@@ -22,25 +22,32 @@ from .transformer import _UTClassifierBase
 
 
 class FactEncoder(nn.Module):
-    """``[.., W]`` word ids -> ``[.., d]``: ``sum_j E[w_j] * M_j`` over real words (id 0 = padding)."""
+    """``[.., W]`` word ids -> ``[.., d]``: ``sum_j E[w_j] * M_j`` over real words (id 0 = padding).
 
-    def __init__(self, vocab_size: int, d_model: int, words: int) -> None:
+    Without ``vocab_size`` the encoder holds only its mask ``M`` and embeds with the table ``E``
+    it is given at each call (another encoder's: the question's own mask over the facts' words)."""
+
+    def __init__(self, vocab_size: int | None, d_model: int, words: int) -> None:
         super().__init__()
         self.words = words
-        self.embed = nn.Embedding(vocab_size, d_model, padding_idx=0)
-        nn.init.normal_(self.embed.weight, std=d_model**-0.5)
-        with torch.no_grad():
-            self.embed.weight[0].zero_()
+        self.embed = None if vocab_size is None else nn.Embedding(vocab_size, d_model, padding_idx=0)
+        if self.embed is not None:
+            nn.init.normal_(self.embed.weight, std=d_model**-0.5)
+            with torch.no_grad():
+                self.embed.weight[0].zero_()
         self.position_mask = nn.Parameter(torch.ones(words, d_model))
         self.scale = d_model**0.5  # unit-scale entries, like the scaled token embeddings
 
-    def forward(self, words: Tensor) -> Tensor:
+    def forward(self, words: Tensor, embed: nn.Embedding | None = None) -> Tensor:
         if words.shape[-1] > self.words:
             raise ValueError(f"a sentence has {words.shape[-1]} words; the model takes at most fact_words={self.words}")
+        table = self.embed if self.embed is not None else embed
+        if table is None:
+            raise ValueError("this FactEncoder has no word table of its own (vocab_size=None): pass one as embed")
         w = words.shape[-1]
         # Padding words are masked out, not left to a zero embedding row: that row can
         # be changed (loaded weights, in-place edits) and then padding would leak in.
-        terms = (self.embed(words) * self.position_mask[:w]).masked_fill(words.eq(0)[..., None], 0.0)
+        terms = (table(words) * self.position_mask[:w]).masked_fill(words.eq(0)[..., None], 0.0)
         return terms.sum(-2) * self.scale
 
 
@@ -55,10 +62,12 @@ class UTStoryQA(_UTClassifierBase):
         if config.fact_words is None:
             raise ConfigError("UTStoryQA needs fact_words (words per sentence) in the config")
         self.facts = FactEncoder(config.vocab_size, config.d_model, config.fact_words)
-        # The paper embeds the question "in the same way" as the facts; "separate" gives it its own table.
+        # The paper embeds the question "in the same way" as the facts ("shared": their table and
+        # mask); tensor2tensor's port gives it its own mask over the one word table ("shared_words");
+        # "separate" gives it its own table and mask.
+        own_words = config.vocab_size if config.question_encoder == "separate" else None
         self.question = (
-            FactEncoder(config.vocab_size, config.d_model, config.fact_words)
-            if config.question_encoder == "separate" else None
+            None if config.question_encoder == "shared" else FactEncoder(own_words, config.d_model, config.fact_words)
         )
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
         self.head = nn.Linear(config.d_model, config.num_classes)
@@ -78,7 +87,7 @@ class UTStoryQA(_UTClassifierBase):
         if compute_empty and position_offset is not None:
             facts, position_offset = self._whole_memory(facts, position_offset)
         question_encoder = self.question if self.question is not None else self.facts
-        h = torch.cat((self.facts(facts), question_encoder(question)[:, None]), dim=1)
+        h = torch.cat((self.facts(facts), question_encoder(question, self.facts.embed)[:, None]), dim=1)
         empty = torch.cat((facts.eq(0).all(-1), facts.new_zeros(facts.shape[0], 1, dtype=torch.bool)), dim=1)
         empty = empty if bool(empty.any()) else None
         padding = None if compute_empty else empty  # computed empty slots are positions like the others

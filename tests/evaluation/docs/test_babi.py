@@ -350,3 +350,21 @@ def test_paper_depth_table_sets_the_depth_of_runs_that_have_it_beside_the_papers
         "| 4.10 / 4.50 / 2.00 |",
     ])
     assert TABLES["babi-paper-depth"](records[1:]) == docs.NO_RECORDS
+
+
+def test_1k_levers_table_sets_each_lever_beside_the_recipe_on_the_same_tasks():
+    recipe = [babi_record(f"babi/en/ut-t2t-v2-steps2/task{t}", 0, -1.0, {t: e}) for t, e in ((1, 0.5), (2, 50.0), (7, 20.0))]
+    records = recipe + [
+        babi_record("babi/en/ut-t2t-v2-steps2-drop3/task2", 0, -1.0, {2: 60.0}),
+        babi_record("babi/en/ut-t2t-v2-steps2-drop3/task7", 0, -1.0, {7: 10.0}, status="time_limit"),
+        babi_record("babi/en/ut-t2t-v2-steps2-half/task2", 0, -1.0, {2: 40.0}),
+        babi_record("babi/en/something-else/task2", 0, -1.0, {2: 1.0}),  # not a lever: left out
+    ]
+    assert TABLES["babi-1k-levers"](records) == "\n".join([
+        "| column | lever | task 2 | task 7 | mean over its tasks (the recipe's) |",
+        "|---|---|---|---|---|",
+        "| en/ut-t2t-v2-steps2 | the recipe (depth 2, patience 10) | 50.0 | 20.0 | 35.0 (35.0) |",
+        "| en/ut-t2t-v2-steps2-drop3 (partial) | dropout 0.3 (from 0.1) | 60.0 | 10.0 | 35.0 (35.0) |",
+        "| en/ut-t2t-v2-steps2-half | half the width (d_model 64, filter 256) | 40.0 | - | 40.0 (50.0) |",
+    ])
+    assert TABLES["babi-1k-levers"](recipe) == docs.NO_RECORDS

@@ -532,6 +532,48 @@ def babi_fit_table(records: list[RunRecord]) -> str:
     return markdown_table(["model", "task", "training stories error %", "validation error %", "test error %"], rows)
 
 
+LEVERS_1K = {
+    "en/ut-t2t-v2-steps2": "the recipe (depth 2, patience 10)",
+    "en/ut-t2t-v2-steps2-drop3": "dropout 0.3 (from 0.1)",
+    "en/ut-t2t-v2-steps2-half": "half the width (d_model 64, filter 256)",
+    "en/ut-t2t-v2-steps2-qwords": "question on the facts' word table (own mask)",
+    "en/ut-t2t-v2-steps2-qshared": "question on the facts' table and mask",
+    "en/ut-t2t-v2-steps2-nopatience": "60,000 steps, no early stopping",
+    "en/ut-t2t-v2-steps2-nopatience-wd": "60,000 steps, no early stopping, weight decay 0.1",
+}
+"""The levers tried on the 1k single-task models' overfitting: column of the bAbI table -> what
+it changes from the first, the recipe of ``en/ut-t2t-v2-steps2`` (configs/babi/t2t-single-1k.grid)."""
+
+
+@register_table("babi-1k-levers")
+def babi_1k_levers_table(records: list[RunRecord]) -> str:
+    """Per lever of :data:`LEVERS_1K` that has a run, the test error (%) of each task it ran (the
+    best model on validation) and their mean beside the recipe's mean on the same tasks."""
+    columns = babi_columns(records)
+    recipe = next(iter(LEVERS_1K))
+    base = columns.get(recipe, {})
+    levers = {name: columns[name] for name in LEVERS_1K if columns.get(name)}
+    tasks = sorted({t for name, column in levers.items() if name != recipe for t in column})
+    if not tasks or not base:
+        return NO_RECORDS
+
+    def error(column: dict[int, dict[str, Any]], task: int) -> float | None:
+        run = column.get(task)
+        return None if run is None else run["test"].get(f"task{task}/error")
+
+    rows = []
+    for name, column in levers.items():
+        ran = [t for t in tasks if error(column, t) is not None]
+        mean = statistics.fmean(error(column, t) for t in ran) if ran else None
+        base_mean = statistics.fmean(error(base, t) for t in ran if error(base, t) is not None) if ran else None
+        partial_mark = " (partial)" if any(column[t]["status"] == "time_limit" for t in ran) else ""
+        rows.append([f"{name}{partial_mark}", LEVERS_1K[name]]
+                    + [fmt_accuracy(error(column, t), 1) for t in tasks]
+                    + [f"{mean:.1f} ({base_mean:.1f})" if mean is not None and base_mean is not None else "-"])
+    header = ["column", "lever"] + [f"task {t}" for t in tasks] + ["mean over its tasks (the recipe's)"]
+    return markdown_table(header, rows)
+
+
 @register_table("babi-attention")
 def babi_attention_table(records: list[RunRecord]) -> str:
     """Where the question looks (``babi-attention/NAME`` records: bAbI models re-scored with
