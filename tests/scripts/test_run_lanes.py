@@ -142,7 +142,6 @@ def test_a_grid_file_names_the_runs_with_their_configs_and_overrides(tmp_path):
     assert bad.returncode == 2 and "study.grid:1: expected 'NAME CONFIG" in bad.stderr
 
 
-
 def test_a_grid_recipe_stands_for_its_overrides_where_a_run_cites_it(tmp_path):
     grid = tmp_path / "study.grid"
     grid.write_text("@v2  model.norm=pre train.lr=[1,2]  # the recipe\n"
@@ -156,6 +155,7 @@ def test_a_grid_recipe_stands_for_its_overrides_where_a_run_cites_it(tmp_path):
     grid.write_text("single/task1  configs/a.yaml  @v3\n@v3  model.norm=pre\n")  # cited before it is defined
     bad, events = _run(tmp_path, [], configs=grid)
     assert bad.returncode == 2 and "study.grid:1: recipe '@v3' is not defined above" in bad.stderr and events == {}
+
 
 def test_a_run_finished_on_another_machine_is_not_run_again_and_a_partial_one_is(tmp_path):
     # results/GROUP/NAME.json as `ut` writes it (sorted keys, two-space indent), no run folder here

@@ -549,27 +549,22 @@ it changes from the first, the recipe of ``en/ut-t2t-v2-steps2`` (configs/babi/t
 def babi_1k_levers_table(records: list[RunRecord]) -> str:
     """Per lever of :data:`LEVERS_1K` that has a run, the test error (%) of each task it ran (the
     best model on validation) and their mean beside the recipe's mean on the same tasks."""
-    columns = babi_columns(records)
-    recipe = next(iter(LEVERS_1K))
-    base = columns.get(recipe, {})
-    levers = {name: columns[name] for name in LEVERS_1K if columns.get(name)}
-    tasks = sorted({t for name, column in levers.items() if name != recipe for t in column})
+    columns = {name: column for name, column in babi_columns(records).items() if name in LEVERS_1K and column}
+    errors = {name: {t: run["test"][f"task{t}/error"] for t, run in column.items() if f"task{t}/error" in run["test"]}
+              for name, column in columns.items()}
+    base = errors.get(next(iter(LEVERS_1K)))
+    tasks = sorted({t for column in errors.values() if column is not base for t in column})
     if not tasks or not base:
         return NO_RECORDS
-
-    def error(column: dict[int, dict[str, Any]], task: int) -> float | None:
-        run = column.get(task)
-        return None if run is None else run["test"].get(f"task{task}/error")
-
     rows = []
-    for name, column in levers.items():
-        ran = [t for t in tasks if error(column, t) is not None]
-        mean = statistics.fmean(error(column, t) for t in ran) if ran else None
-        base_mean = statistics.fmean(error(base, t) for t in ran if error(base, t) is not None) if ran else None
-        partial_mark = " (partial)" if any(column[t]["status"] == "time_limit" for t in ran) else ""
+    for name in (name for name in LEVERS_1K if name in errors):
+        ran = [t for t in tasks if t in errors[name]]
+        compared = [base[t] for t in ran if t in base]
+        cell = (f"{statistics.fmean(errors[name][t] for t in ran):.1f} ({statistics.fmean(compared):.1f})"
+                if ran and compared else "-")
+        partial_mark = " (partial)" if any(columns[name][t]["status"] == "time_limit" for t in ran) else ""
         rows.append([f"{name}{partial_mark}", LEVERS_1K[name]]
-                    + [fmt_accuracy(error(column, t), 1) for t in tasks]
-                    + [f"{mean:.1f} ({base_mean:.1f})" if mean is not None and base_mean is not None else "-"])
+                    + [fmt_accuracy(errors[name].get(t), 1) for t in tasks] + [cell])
     header = ["column", "lever"] + [f"task {t}" for t in tasks] + ["mean over its tasks (the recipe's)"]
     return markdown_table(header, rows)
 
