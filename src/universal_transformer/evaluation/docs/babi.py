@@ -549,7 +549,8 @@ it changes from the first, the recipe of ``en/ut-t2t-v2-steps2`` (configs/babi/t
 def babi_1k_levers_table(records: list[RunRecord]) -> str:
     """Per lever of :data:`LEVERS_1K` that has a run, the test error (%) of each task it ran (the
     best model on validation) and their mean beside the recipe's mean on the same tasks."""
-    columns = {name: column for name, column in babi_columns(records).items() if name in LEVERS_1K and column}
+    found = babi_columns(records)
+    columns = {name: found[name] for name in LEVERS_1K if found.get(name)}  # in the table's order
     errors = {name: {t: run["test"][f"task{t}/error"] for t, run in column.items() if f"task{t}/error" in run["test"]}
               for name, column in columns.items()}
     base = errors.get(next(iter(LEVERS_1K)))
@@ -557,7 +558,7 @@ def babi_1k_levers_table(records: list[RunRecord]) -> str:
     if not tasks or not base:
         return NO_RECORDS
     rows = []
-    for name in (name for name in LEVERS_1K if name in errors):
+    for name in errors:
         ran = [t for t in tasks if t in errors[name]]
         compared = [base[t] for t in ran if t in base]
         cell = (f"{statistics.fmean(errors[name][t] for t in ran):.1f} ({statistics.fmean(compared):.1f})"
