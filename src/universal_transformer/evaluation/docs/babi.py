@@ -540,6 +540,8 @@ LEVERS_1K = {
     "en/ut-t2t-v2-steps2-qshared": "question on the facts' table and mask",
     "en/ut-t2t-v2-steps2-nopatience": "60,000 steps, no early stopping",
     "en/ut-t2t-v2-steps2-nopatience-wd": "60,000 steps, no early stopping, weight decay 0.1",
+    "en/ut-t2t-v2-steps2-nopatience-wd1": "60,000 steps, no early stopping, weight decay 1.0",
+    "en/ut-t2t-v2-steps2-nopatience-wd1-long": "150,000 steps, no early stopping, weight decay 1.0",
 }
 """The levers tried on the 1k single-task models' overfitting: column of the bAbI table -> what
 it changes from the first, the recipe of ``en/ut-t2t-v2-steps2`` (configs/babi/t2t-single-1k.grid)."""
