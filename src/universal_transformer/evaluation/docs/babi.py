@@ -542,6 +542,7 @@ LEVERS_1K = {
     "en/ut-t2t-v2-steps2-nopatience-wd": "60,000 steps, no early stopping, weight decay 0.1",
     "en/ut-t2t-v2-steps2-nopatience-wd1": "60,000 steps, no early stopping, weight decay 1.0",
     "en/ut-t2t-v2-steps2-nopatience-wd1-long": "150,000 steps, no early stopping, weight decay 1.0",
+    "en/ut-t2t-v2-steps2-nopatience-wd1-qwords": "60,000 steps, no early stopping, weight decay 1.0, question on the facts' word table",
 }
 """The levers tried on the 1k single-task models' overfitting: column of the bAbI table -> what
 it changes from the first, the recipe of ``en/ut-t2t-v2-steps2`` (configs/babi/t2t-single-1k.grid)."""
