@@ -368,3 +368,35 @@ def test_1k_levers_table_sets_each_lever_beside_the_recipe_on_the_same_tasks():
         "| en/ut-t2t-v2-steps2-half | half the width (d_model 64, filter 256) | 40.0 | - | 40.0 (50.0) |",
     ])
     assert TABLES["babi-1k-levers"](recipe) == docs.NO_RECORDS
+
+
+def _joint_record(experiment, depth, decay, errors, *, best_step=800, history=None, **fields):
+    test = {f"task{t}/error": e for t, e in errors.items()}
+    test.update(mean_error=sum(errors.values()) / len(errors), failed_tasks=sum(e > 5.0 for e in errors.values()))
+    config = {"model_class": "UTStoryQA", "model": {"num_steps": depth, "act": False}, "task": {"name": "babi"},
+              "train": {"seed": 0, "weight_decay": decay}}
+    return make_record(experiment, task={"name": "babi"}, config=config, test=test, best_step=best_step,
+                       validation={"score": -10.0, "mean_error": 10.0}, history=history, **fields)
+
+
+def test_1k_joint_decay_table_orders_by_depth_then_decay_and_shows_the_failed_tasks():
+    records = [
+        _joint_record("babi/en/ut-t2t-v2-steps2-nopatience-wd1-joint", 2, 1.0, {1: 0.0, 2: 60.0, 15: 46.0},
+                      history=[{"step": 800, "train_loss": 1.36}]),
+        _joint_record("babi/en/ut-t2t-v2-joint", 8, 0.01, {1: 0.0, 2: 20.0, 15: 0.0}, steps=48000, best_step=28000),
+        _joint_record("babi/en/ut-t2t-v2-steps2-joint", 2, 0.01, {1: 0.5, 2: 45.0, 15: 0.0}, status="time_limit",
+                      history=[{"step": 700, "train_loss": 0.9}, {"step": 800, "train_loss": 0.8}]),
+        _joint_record("babi/en/ut-t2t-v2-steps2", 2, 0.01, {1: 0.0, 2: 1.0, 15: 0.0}),  # not in the study
+    ]
+    unscored = _joint_record("babi/en/ut-t2t-v2-joint-wd01", 8, 0.1, {2: 1.0}, status="time_limit")
+    del unscored.metrics["test"]["task2/error"]  # a chunk's partial record: no test metrics yet
+    records.append(unscored)
+    assert TABLES["babi-1k-joint-decay"](records) == "\n".join([
+        "| run | depth | weight decay | steps (best at) | training loss at the best | validation error % "
+        "| test error % (failed) | task 2 | task 15 |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| en/ut-t2t-v2-steps2-joint (partial) | 2 | 0.01 | 1,000 (800) | 0.80 | 10.00 | 15.17 (1) | 45.0 | 0.0 |",
+        "| en/ut-t2t-v2-steps2-nopatience-wd1-joint | 2 | 1 | 1,000 (800) | 1.36 | 10.00 | 35.33 (2) | 60.0 | 46.0 |",
+        "| en/ut-t2t-v2-joint | 8 | 0.01 | 48,000 (28,000) | - | 10.00 | 6.67 (1) | 20.0 | 0.0 |",
+    ])
+    assert TABLES["babi-1k-joint-decay"](records[-1:]) == docs.NO_RECORDS

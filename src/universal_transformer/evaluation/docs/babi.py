@@ -573,6 +573,43 @@ def babi_1k_levers_table(records: list[RunRecord]) -> str:
     return markdown_table(header, rows)
 
 
+JOINT_DECAY_1K = (
+    "babi/en/ut-t2t-v2-joint", "babi/en/ut-t2t-v2-joint/seed-1", "babi/en/ut-t2t-v2-joint/seed-2",
+    "babi/en/ut-t2t-v2-joint-wd01", "babi/en/ut-t2t-v2-steps2-joint", "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint",
+    "babi/en/ut-t2t-v2-steps2-nopatience-wd03-joint", "babi/en/ut-t2t-v2-steps2-nopatience-wd1-joint",
+)
+"""The 1k joint UT runs (no ACT, configs/babi/t2t-v2.grid and t2t-single-1k.grid) that differ in
+depth and AdamW's weight decay alone (and in patience: the decay runs without it train 100,000 steps)."""
+
+
+@register_table("babi-1k-joint-decay")
+def babi_1k_joint_decay_table(records: list[RunRecord]) -> str:
+    """Per run of :data:`JOINT_DECAY_1K`, by depth then decay: steps trained and the best model's
+    step, the training loss logged at that step (label smoothing included: how far the decay keeps
+    the model off its training stories), validation and test error (failed tasks), and the test
+    error of every task that some run fails; runs not yet scored on test are left out."""
+    runs = sorted((r for r in records if r.experiment in JOINT_DECAY_1K and "task1/error" in r.metrics["test"]),
+                  key=lambda r: (int(r.config["model"]["num_steps"]), float(r.config["train"]["weight_decay"]),
+                                 r.experiment))
+    if not runs:
+        return NO_RECORDS
+    tasks = sorted({t for r in runs for t in range(1, 21) if fails(r.metrics["test"].get(f"task{t}/error", 0.0))})
+    rows = []
+    for r in runs:
+        test = r.metrics["test"]
+        errors = [test[f"task{t}/error"] for t in range(1, 21) if f"task{t}/error" in test]
+        loss = next((h.get("train_loss") for h in r.history or [] if h.get("step") == r.best_step), None)
+        rows.append([r.experiment.removeprefix("babi/") + (" (partial)" if r.partial else ""),
+                     str(r.config["model"]["num_steps"]), f"{float(r.config['train']['weight_decay']):g}",
+                     f"{r.steps:,} ({r.best_step:,})" if r.best_step is not None else f"{r.steps:,}",
+                     fmt_accuracy(loss), fmt_accuracy(r.metrics["validation"].get("mean_error")),
+                     f"{statistics.fmean(errors):.2f} ({sum(map(fails, errors))})"]
+                    + [fmt_accuracy(test.get(f"task{t}/error"), 1) for t in tasks])
+    header = ["run", "depth", "weight decay", "steps (best at)", "training loss at the best",
+              "validation error %", "test error % (failed)"] + [f"task {t}" for t in tasks]
+    return markdown_table(header, rows)
+
+
 @register_table("babi-attention")
 def babi_attention_table(records: list[RunRecord]) -> str:
     """Where the question looks (``babi-attention/NAME`` records: bAbI models re-scored with
