@@ -588,16 +588,16 @@ def babi_1k_joint_decay_table(records: list[RunRecord]) -> str:
     step, the training loss logged at that step (label smoothing included: how far the decay keeps
     the model off its training stories), validation and test error (failed tasks), and the test
     error of every task that some run fails; runs not yet scored on test are left out."""
-    runs = sorted((r for r in records if r.experiment in JOINT_DECAY_1K and "task1/error" in r.metrics["test"]),
+    runs = sorted((r for r in records if r.experiment in JOINT_DECAY_1K and run_tasks(r.metrics)),
                   key=lambda r: (int(r.config["model"]["num_steps"]), float(r.config["train"]["weight_decay"]),
                                  r.experiment))
     if not runs:
         return NO_RECORDS
-    tasks = sorted({t for r in runs for t in range(1, 21) if fails(r.metrics["test"].get(f"task{t}/error", 0.0))})
+    tasks = sorted({t for r in runs for t in run_tasks(r.metrics) if fails(r.metrics["test"][f"task{t}/error"])})
     rows = []
     for r in runs:
         test = r.metrics["test"]
-        errors = [test[f"task{t}/error"] for t in range(1, 21) if f"task{t}/error" in test]
+        errors = [test[f"task{t}/error"] for t in run_tasks(r.metrics)]
         loss = next((h.get("train_loss") for h in r.history or [] if h.get("step") == r.best_step), None)
         rows.append([r.experiment.removeprefix("babi/") + (" (partial)" if r.partial else ""),
                      str(r.config["model"]["num_steps"]), f"{float(r.config['train']['weight_decay']):g}",
