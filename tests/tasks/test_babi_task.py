@@ -349,6 +349,24 @@ def test_ponder_time_by_role_supporting_other_question():
 
 
 @needs_data
+def test_the_loss_is_the_answers_mean_cross_entropy_and_breaks_ties_when_asked():
+    """``loss``: the mean cross-entropy of the right answers, against one story at a time in
+    float64; ``tie_break: loss`` makes it choose among equal validation errors."""
+    task, model = _task2_with_act_model(num_steps=3, seed=1)
+    data = task.splits["validation"]
+    result = task.evaluate(model, "validation")
+    with torch.no_grad():
+        nll = [-torch.log_softmax(model(data.facts[i : i + 1], data.question[i : i + 1]).logits.double(), -1)[0, data.labels[i]]
+               for i in range(len(data))]
+    assert result["loss"] == pytest.approx(float(sum(nll)) / len(nll), rel=1e-5)
+    assert "tie_break" not in result  # the default: the first model to reach an error keeps it
+    by_loss, _ = _task2_with_act_model(num_steps=3, seed=1, tie_break="loss")
+    assert by_loss.evaluate(model, "validation")["tie_break"] == pytest.approx(-result["loss"], rel=1e-12)
+    with pytest.raises(ConfigError, match="task.tie_break must be 'first' or 'loss', got 'last'"):
+        _task2_with_act_model(num_steps=3, seed=1, tie_break="last")
+
+
+@needs_data
 def test_attention_stats_where_the_question_looks():
     """task.attention_stats: the question's attention, mean over heads and over the steps it took,
     on each listed supporting fact, the other facts and itself, recomputed here one story at a
@@ -514,7 +532,7 @@ def test_one_task_of_a_joint_task_evaluates_its_questions_alone_as_the_whole_doe
     assert alone["task2/error"] == own["task2/error"]
     assert alone["task2/error"] == alone["mean_error"]
     assert alone == pytest.approx({**own, "mean_error": own["task2/error"], "failed_tasks": int(own["task2/error"] > 5.0),
-                                   "score": -own["task2/error"],
+                                   "score": -own["task2/error"], "loss": alone["loss"],
                                    **{f"supporting2/{m}_{s}": alone[f"supporting2/{m}_{s}"]
                                       for m in DEPTH_MEASURES for s in ("mean", "std")},
                                    **{f"{m}_{r}": alone[f"{m}_{r}"] for m in DEPTH_MEASURES for r in ROLES[1:]}}, rel=1e-6)

@@ -156,7 +156,13 @@ class BabiOptions(TaskOptions):
     question position's attention (mean over heads and over the steps the question took) on
     each supporting fact in the order the data lists them (``taskN/attention_supporting1..3``),
     on the other facts together and on itself, and the facts per story (uniform attention puts
-    ``1 / (facts + 1)`` on each). Off by default: it keeps every step's attention weights."""
+    ``1 / (facts + 1)`` on each). Off by default: it keeps every step's attention weights.
+
+    ``tie_break`` picks the kept model among equal validation errors. ``first``: the first to
+    reach an error keeps it. ``loss``: the lower validation loss (``loss``, the mean
+    cross-entropy of the answers, every evaluation reports it) wins, as the algorithmic task's
+    teacher-forced loss does: 100 validation questions of a 1k task reach 0% long before the
+    model stops improving (set ``train.stop_at_score`` to null to train on past that point)."""
 
     name = "babi"
 
@@ -169,9 +175,12 @@ class BabiOptions(TaskOptions):
     eval_batch_size: int = 500
     bucket_width: int = 0
     attention_stats: bool = False
+    tie_break: str = "first"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.tie_break not in ("first", "loss"):
+            raise ConfigError(f"task.tie_break must be 'first' or 'loss', got {self.tie_break!r}")
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
         parse_tasks(self.tasks)
@@ -399,7 +408,7 @@ class BabiTask(Task):
         if tasks != self.tasks:
             data = data.subset(torch.isin(data.task, torch.tensor(tasks)))
         device = next(model.parameters()).device
-        predicted, positions, looks = [], [], []
+        predicted, positions, looks, losses = [], [], [], []
         # Per measure of depth (DEPTH_MEASURES): per example the sum and sum of squares over its real
         # positions, and per role the sum and count.
         sums: dict[str, list[Tensor]] = {name: [] for name in DEPTH_MEASURES}
@@ -413,6 +422,7 @@ class BabiTask(Task):
             batch = data.batch(index).to(device)
             out = model(**batch.model_inputs(), need_weights=attention_stats)
             predicted.append(out.logits.argmax(-1).cpu())
+            losses.append(nn.functional.cross_entropy(out.logits.double(), batch.labels, reduction="sum").item())
             stats = out.halting["encoder"]
             if attention_stats:
                 looks.append(self._question_attention(out.attentions["encoder"], stats, data.support_rank[index]))
@@ -480,6 +490,9 @@ class BabiTask(Task):
                 for name, value in zip(ATTENTION_COLUMNS, mean):
                     result[f"task{task}/{name}"] = value
         result.update(_summary(errors))
+        result["loss"] = sum(losses) / len(data)
+        if self.options.tie_break == "loss":
+            result["tie_break"] = -result["loss"]
         if self.notes:
             result["notes"] = list(self.notes)
         return result
