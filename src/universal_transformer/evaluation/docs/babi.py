@@ -576,6 +576,7 @@ def babi_1k_levers_table(records: list[RunRecord]) -> str:
 JOINT_DECAY_1K = (
     "babi/en/ut-t2t-v2-joint", "babi/en/ut-t2t-v2-joint/seed-1", "babi/en/ut-t2t-v2-joint/seed-2",
     "babi/en/ut-t2t-v2-joint-wd01", "babi/en/ut-t2t-v2-steps2-joint", "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint",
+    "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint-long", "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint/seed-1",
     "babi/en/ut-t2t-v2-steps2-nopatience-wd03-joint", "babi/en/ut-t2t-v2-steps2-nopatience-wd1-joint",
 )
 """The 1k joint UT runs (no ACT, configs/babi/t2t-v2.grid and t2t-single-1k.grid) that differ in
