@@ -422,7 +422,7 @@ class BabiTask(Task):
             batch = data.batch(index).to(device)
             out = model(**batch.model_inputs(), need_weights=attention_stats)
             predicted.append(out.logits.argmax(-1).cpu())
-            losses.append(nn.functional.cross_entropy(out.logits.double(), batch.labels, reduction="sum").item())
+            losses.append(nn.functional.cross_entropy(out.logits.double(), batch.labels, reduction="sum"))
             stats = out.halting["encoder"]
             if attention_stats:
                 looks.append(self._question_attention(out.attentions["encoder"], stats, data.support_rank[index]))
@@ -490,7 +490,7 @@ class BabiTask(Task):
                 for name, value in zip(ATTENTION_COLUMNS, mean):
                     result[f"task{task}/{name}"] = value
         result.update(_summary(errors))
-        result["loss"] = sum(losses) / len(data)
+        result["loss"] = torch.stack(losses).sum().item() / len(data)  # one device sync, not one per batch
         if self.options.tie_break == "loss":
             result["tie_break"] = -result["loss"]
         if self.notes:
