@@ -286,6 +286,20 @@ def test_validation_needs_a_story_and_so_does_training(fraction, held):
 
 
 @needs_data
+def test_validation_test_is_the_ports_protocol_whole_training_file_evaluated_on_test():
+    opts = {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20}
+    held_out = BabiTask(opts, seed=0)
+    port = BabiTask({**opts, "validation": "test", "validation_fraction": 0.999}, seed=0)  # the fraction is unused
+    assert len(port.splits["train"]) == len(held_out.splits["train"]) + len(held_out.splits["validation"]) == 2000
+    assert torch.equal(port.splits["validation"].labels, port.splits["test"].labels)
+    assert torch.equal(port.splits["validation"].slots, port.splits["test"].slots)
+    assert torch.equal(port.splits["validation"].question, port.splits["test"].question)
+    assert "chosen on test questions" in port.notes[-1] and not held_out.notes
+    with pytest.raises(ConfigError, match="task.validation must be 'held_out' or 'test', got 'train'"):
+        BabiTask({**opts, "validation": "train"}, seed=0)
+
+
+@needs_data
 def test_batches_drop_unused_fact_slots_and_the_model_computes_the_same():
     task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 3], "memory_size": 130}, seed=0)
     data = task.splits["train"]

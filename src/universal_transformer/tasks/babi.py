@@ -162,7 +162,14 @@ class BabiOptions(TaskOptions):
     reach an error keeps it. ``loss``: the lower validation loss (``loss``, the mean
     cross-entropy of the answers, every evaluation reports it) wins, as the algorithmic task's
     teacher-forced loss does: 100 validation questions of a 1k task reach 0% long before the
-    model stops improving (set ``train.stop_at_score`` to null to train on past that point)."""
+    model stops improving (set ``train.stop_at_score`` to null to train on past that point).
+
+    ``validation`` picks what the evaluations during training (and so early stopping, the kept
+    model and ``train.keep_best_per_task``'s picks) read. ``held_out``: the stories held out of
+    the training file (above). ``test``: the authors' tensor2tensor port's protocol, which has no
+    validation set: train on the whole training file and evaluate on the test file, so that
+    every choice is made on test questions and the test error reported is an optimistic one,
+    for comparison with numbers chosen that way (``validation_fraction`` is then unused)."""
 
     name = "babi"
 
@@ -176,11 +183,14 @@ class BabiOptions(TaskOptions):
     bucket_width: int = 0
     attention_stats: bool = False
     tie_break: str = "first"
+    validation: str = "held_out"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.tie_break not in ("first", "loss"):
             raise ConfigError(f"task.tie_break must be 'first' or 'loss', got {self.tie_break!r}")
+        if self.validation not in ("held_out", "test"):
+            raise ConfigError(f"task.validation must be 'held_out' or 'test', got {self.validation!r}")
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
         parse_tasks(self.tasks)
@@ -226,6 +236,9 @@ class BabiTask(Task):
             raw = self._load()
         except BabiFormatError as err:
             raise ConfigError(str(err)) from None
+        if opts.validation == "test":
+            self.notes.append("task.validation: test: trained on the whole training files and evaluated on the test "
+                              "files during training, so the kept model was chosen on test questions")
         self.words = self._vocabulary(raw["train"] + raw["validation"])
         self.answers = sorted({ex.answer for ex in raw["train"]}) + [UNKNOWN]
         known = set(self.answers)
@@ -264,6 +277,12 @@ class BabiTask(Task):
                 self.notes.append(note)
                 print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
+            task_test = read_babi(task_file(self.data_dir / self.set, task, "test"), task)
+            test += task_test
+            if self.options.validation == "test":  # the port's protocol: no held-out stories
+                train += examples
+                validation += task_test
+                continue
             # Hold out whole stories: questions of one story share its facts, so a split by
             # question would let validation questions be answered from memorised training stories.
             stories = max(ex.story for ex in examples) + 1
@@ -277,7 +296,6 @@ class BabiTask(Task):
             held = set(order[:n_held])
             validation += [ex for ex in examples if ex.story in held]
             train += [ex for ex in examples if ex.story not in held]
-            test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
         return {"train": train, "validation": validation, "test": test}
 
     @staticmethod

@@ -400,3 +400,20 @@ def test_1k_joint_decay_table_orders_by_depth_then_decay_and_shows_the_failed_ta
         "| en/ut-t2t-v2-joint | 8 | 0.01 | 48,000 (28,000) | - | 10.00 | 6.67 (1) | 20.0 | 0.0 |",
     ])
     assert TABLES["babi-1k-joint-decay"](records[-1:]) == docs.NO_RECORDS
+
+
+def test_port_protocol_table_sets_each_task_beside_its_held_out_counterpart():
+    records = [
+        babi_record("babi/en/ut/task2", 0, -40.0, {2: 55.9}, best_step=5500),
+        babi_record("babi/en/ut/task5", 0, -10.0, {5: 17.5}, best_step=2000),
+        babi_record("babi/en/ut/task7", 0, -10.0, {7: 21.0}),  # no port run: not in the table
+        babi_record("babi-port/en/ut/task2", 0, -50.0, {2: 50.0}, best_step=9000),
+        babi_record("babi-port/en/ut/task5", 0, -4.0, {5: 4.0}, best_step=3000, status="time_limit"),
+        babi_record("babi-port/en/other/task1", 0, -1.0, {1: 1.0}),  # no held-out counterpart: left out
+    ]
+    rows = TABLES["babi-port"](records).split("\n")[2:]
+    assert rows == ["| en/ut | 2 | 55.9 (5,500) | 50.0 (9,000) | -5.9 |",
+                    "| en/ut | 5 | 17.5 (2,000) | 4.0 (3,000, partial) | -13.5 |",
+                    "| en/ut | mean of 2 | 36.70 (2 failed) | 27.00 (1 failed) | -9.70 |"]
+    assert "babi-port" not in TABLES["babi"](records)  # the port's runs stay out of the other tables
+    assert TABLES["babi-port"](records[:3]) == docs.NO_RECORDS

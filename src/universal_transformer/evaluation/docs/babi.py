@@ -577,6 +577,7 @@ JOINT_DECAY_1K = (
     "babi/en/ut-t2t-v2-joint", "babi/en/ut-t2t-v2-joint/seed-1", "babi/en/ut-t2t-v2-joint/seed-2",
     "babi/en/ut-t2t-v2-joint-wd01", "babi/en/ut-t2t-v2-steps2-joint", "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint",
     "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint-long", "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint/seed-1",
+    "babi/en/ut-t2t-v2-steps2-nopatience-wd01-joint/seed-2",
     "babi/en/ut-t2t-v2-steps2-nopatience-wd03-joint", "babi/en/ut-t2t-v2-steps2-nopatience-wd1-joint",
 )
 """The 1k joint UT runs (no ACT, configs/babi/t2t-v2.grid and t2t-single-1k.grid) that differ in
@@ -608,6 +609,43 @@ def babi_1k_joint_decay_table(records: list[RunRecord]) -> str:
                     + [fmt_accuracy(test.get(f"task{t}/error"), 1) for t in tasks])
     header = ["run", "depth", "weight decay", "steps (best at)", "training loss at the best",
               "validation error %", "test error % (failed)"] + [f"task {t}" for t in tasks]
+    return markdown_table(header, rows)
+
+
+@register_table("babi-port")
+def babi_port_table(records: list[RunRecord]) -> str:
+    """The authors' port's protocol against ours, per task: each ``babi-port/NAME`` record
+    (``task.validation: test``: trained on the whole training file, the kept model chosen on
+    test) beside ``babi/NAME`` (chosen on the stories held out of training): the test error % of
+    each (with the step of its kept model) and their difference; a last row per column gives the
+    mean over the tasks both have and the failed tasks."""
+    by_name = {r.experiment: r for r in family(records, "babi")}
+    pairs: dict[str, list[tuple[int, RunRecord, RunRecord]]] = {}
+    for port in family(records, "babi-port"):
+        ours = by_name.get("babi/" + port.experiment.removeprefix("babi-port/"))
+        if ours is None or len(tasks := run_tasks(babi_summary(port))) != 1 or run_tasks(babi_summary(ours)) != tasks:
+            continue
+        pairs.setdefault(babi_group(ours.experiment), []).append((tasks[0], ours, port))
+    if not pairs:
+        return NO_RECORDS
+
+    def cell(record: RunRecord, task: int) -> str:
+        kept = "-" if record.best_step is None else f"{record.best_step:,}"
+        return f"{record.metrics['test'][f'task{task}/error']:.1f} ({kept}{', partial' if record.partial else ''})"
+
+    rows = []
+    for column, runs in sorted(pairs.items()):
+        errors: dict[str, list[float]] = {"ours": [], "port": []}
+        for task, ours, port in sorted(runs, key=lambda run: run[0]):
+            a, b = (r.metrics["test"][f"task{task}/error"] for r in (ours, port))
+            errors["ours"].append(a)
+            errors["port"].append(b)
+            rows.append([column, str(task), cell(ours, task), cell(port, task), f"{b - a:+.1f}"])
+        a, b = (statistics.fmean(errors[k]) for k in ("ours", "port"))
+        rows.append([column, f"mean of {len(runs)}", f"{a:.2f} ({sum(map(fails, errors['ours']))} failed)",
+                     f"{b:.2f} ({sum(map(fails, errors['port']))} failed)", f"{b - a:+.2f}"])
+    header = ["column", "task", "a tenth of the stories held out, chosen on them: test error % (kept step)",
+              "the port's protocol, every story trained, chosen on test: test error % (kept step)", "difference"]
     return markdown_table(header, rows)
 
 
