@@ -100,7 +100,8 @@ def _sentences(examples: list[BabiExample]) -> Iterator[list[str]]:
 
 
 class _EncodedSplits(Mapping[str, EncodedSplit]):
-    """The splits by name, each encoded on first access and kept."""
+    """The splits by name, each encoded on first access and kept; two names of one list of
+    examples (``task.validation: test`` makes validation the test split) share one encoding."""
 
     def __init__(self, raw: dict[str, list[BabiExample]], encode: Callable[[list[BabiExample]], EncodedSplit]) -> None:
         self._raw, self._encode = raw, encode
@@ -108,7 +109,8 @@ class _EncodedSplits(Mapping[str, EncodedSplit]):
 
     def __getitem__(self, name: str) -> EncodedSplit:
         if name not in self._encoded:
-            self._encoded[name] = self._encode(self._raw[name])
+            same = next((other for other in self._encoded if self._raw[other] is self._raw[name]), None)
+            self._encoded[name] = self._encoded[same] if same is not None else self._encode(self._raw[name])
         return self._encoded[name]
 
     def __contains__(self, name: object) -> bool:
@@ -277,11 +279,9 @@ class BabiTask(Task):
                 self.notes.append(note)
                 print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
-            task_test = read_babi(task_file(self.data_dir / self.set, task, "test"), task)
-            test += task_test
+            test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
             if self.options.validation == "test":  # the port's protocol: no held-out stories
                 train += examples
-                validation += task_test
                 continue
             # Hold out whole stories: questions of one story share its facts, so a split by
             # question would let validation questions be answered from memorised training stories.
@@ -296,7 +296,7 @@ class BabiTask(Task):
             held = set(order[:n_held])
             validation += [ex for ex in examples if ex.story in held]
             train += [ex for ex in examples if ex.story not in held]
-        return {"train": train, "validation": validation, "test": test}
+        return {"train": train, "validation": test if self.options.validation == "test" else validation, "test": test}
 
     @staticmethod
     def _vocabulary(examples: list[BabiExample]) -> dict[str, int]:

@@ -623,27 +623,25 @@ def babi_port_table(records: list[RunRecord]) -> str:
     pairs: dict[str, list[tuple[int, RunRecord, RunRecord]]] = {}
     for port in family(records, "babi-port"):
         ours = by_name.get("babi/" + port.experiment.removeprefix("babi-port/"))
-        if ours is None or len(tasks := run_tasks(babi_summary(port))) != 1 or run_tasks(babi_summary(ours)) != tasks:
+        if ours is None or len(tasks := run_tasks(port.metrics)) != 1 or run_tasks(ours.metrics) != tasks:
             continue
         pairs.setdefault(babi_group(ours.experiment), []).append((tasks[0], ours, port))
     if not pairs:
         return NO_RECORDS
 
-    def cell(record: RunRecord, task: int) -> str:
+    def cell(record: RunRecord, error: float) -> str:
         kept = "-" if record.best_step is None else f"{record.best_step:,}"
-        return f"{record.metrics['test'][f'task{task}/error']:.1f} ({kept}{', partial' if record.partial else ''})"
+        return f"{error:.1f} ({kept}{', partial' if record.partial else ''})"
 
     rows = []
     for column, runs in sorted(pairs.items()):
-        errors: dict[str, list[float]] = {"ours": [], "port": []}
+        errors = []  # (ours, the port's) per task
         for task, ours, port in sorted(runs, key=lambda run: run[0]):
             a, b = (r.metrics["test"][f"task{task}/error"] for r in (ours, port))
-            errors["ours"].append(a)
-            errors["port"].append(b)
-            rows.append([column, str(task), cell(ours, task), cell(port, task), f"{b - a:+.1f}"])
-        a, b = (statistics.fmean(errors[k]) for k in ("ours", "port"))
-        rows.append([column, f"mean of {len(runs)}", f"{a:.2f} ({sum(map(fails, errors['ours']))} failed)",
-                     f"{b:.2f} ({sum(map(fails, errors['port']))} failed)", f"{b - a:+.2f}"])
+            errors.append((a, b))
+            rows.append([column, str(task), cell(ours, a), cell(port, b), f"{b - a:+.1f}"])
+        (a, b), (fa, fb) = ((statistics.fmean(e) for e in zip(*errors)), (sum(map(fails, e)) for e in zip(*errors)))
+        rows.append([column, f"mean of {len(runs)}", f"{a:.2f} ({fa} failed)", f"{b:.2f} ({fb} failed)", f"{b - a:+.2f}"])
     header = ["column", "task", "a tenth of the stories held out, chosen on them: test error % (kept step)",
               "the port's protocol, every story trained, chosen on test: test error % (kept step)", "difference"]
     return markdown_table(header, rows)
