@@ -417,3 +417,18 @@ def test_port_protocol_table_sets_each_task_beside_its_held_out_counterpart():
                     "| en/ut | mean of 2 | 36.70 (2 failed) | 27.00 (1 failed) | -9.70 |"]
     assert "babi-port" not in TABLES["babi"](records)  # the port's runs stay out of the other tables
     assert TABLES["babi-port"](records[:3]) == docs.NO_RECORDS
+
+
+def test_seed_spread_table_sets_a_tasks_seeds_beside_the_papers_ten():
+    errors = [50.0, 60.0, 40.0, 4.0, 46.0]
+    records = [babi_record(f"babi/en/ut/seed-{s}/task16" if s else "babi/en/ut/task16", s, -e, {16: e})
+               for s, e in enumerate(errors)]
+    records[1] = babi_record("babi/en/ut/seed-1/task16", 1, -1.0, {16: 60.0}, status="time_limit")  # best on validation
+    records += [babi_record(f"babi/en/few/seed-{s}/task2", s, -1.0, {2: 1.0}) for s in range(4)]  # 4 seeds: too few
+    records += [babi_record("babi/en/joint", s, -1.0, {2: 1.0, 16: 2.0}) for s in range(5)]  # joint runs: left out
+    rows = TABLES["babi-seed-spread"](records).split("\n")[2:]
+    # The mean and sample standard deviation, computed here independently:
+    mean = sum(errors) / 5
+    std = (sum((e - mean) ** 2 for e in errors) / 4) ** 0.5
+    assert rows == [f"| en/ut | 16 | 5 (1 partial) | {mean:.1f} ± {std:.1f} | 4.0 | 60.0 | 60.0 | 1 | 9.1 ± 8.1 | 5.8 |"]
+    assert TABLES["babi-seed-spread"](records[:4]) == docs.NO_RECORDS

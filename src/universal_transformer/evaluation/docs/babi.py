@@ -11,8 +11,9 @@ from typing import Any, Callable
 
 from ...tasks.babi import parse_tasks
 from ..babi_report import (
-    baseline_table, best_of_seeds, error_table, fails, paper_seeds_table, paper_table, ponder_by_supporting_facts,
-    ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table, seeds_table,
+    PAPER_BEST_OF_10, PAPER_SEED_MEAN, baseline_table, best_of_seeds, error_table, fails, paper_seeds_table,
+    paper_table, ponder_by_supporting_facts, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table,
+    seeds_table,
 )
 from ..records import RunRecord
 from .common import (
@@ -125,6 +126,44 @@ def babi_seeds_label(name: str, tasks: dict[int, list[dict[str, Any]]]) -> str:
     seeds, partial = _seeds_and_partial([run for runs in tasks.values() for run in runs])
     notes = [f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"] + (["partial"] if partial else [])
     return f"babi/{name} ({'; '.join(notes)})"
+
+
+SPREAD_MIN_SEEDS = 5
+"""The seeds a task of a column needs to be in the ``babi-seed-spread`` table."""
+
+
+@register_table("babi-seed-spread")
+def babi_seed_spread_table(records: list[RunRecord]) -> str:
+    """How far a task's test error moves with the seed, beside the paper's 10 runs: for each
+    column and task with at least :data:`SPREAD_MIN_SEEDS` seeds of single-task runs, the seeds,
+    their mean ± sample standard deviation, lowest and highest test error, the seed best on
+    validation (the one the other tables show), how many pass (<= 5%), and the paper's UT+ACT
+    mean ± "var" and best of its 10 runs in the same setting (Appendix C)."""
+    groups: dict[tuple[str, int], list[RunRecord]] = {}
+    for record in family(records, "babi"):
+        if len(tasks := run_tasks(record.metrics)) == 1:
+            groups.setdefault((babi_group(record.experiment), tasks[0]), []).append(record)
+    rows = []
+    for (column, task), runs in sorted(groups.items()):
+        if len(runs) < SPREAD_MIN_SEEDS:
+            continue
+        key = f"task{task}/error"
+        errors = [r.metrics["test"][key] for r in runs]
+        picked = best_of_seeds([babi_summary(r) for r in runs])[task]["test"][key]
+        setting = f"{_DATA_SIZE.get(runs[0].config['task']['set'])} single"
+        paper = ["-", "-"]
+        if setting in PAPER_SEED_MEAN:
+            mean, spread = PAPER_SEED_MEAN[setting][task - 1]
+            paper = [f"{mean:.1f} ± {spread:.1f}", f"{PAPER_BEST_OF_10[setting][task - 1]:.1f}"]
+        partial = sum(r.partial for r in runs)
+        rows.append([column, str(task), f"{len(runs)}" + (f" ({partial} partial)" if partial else ""),
+                     f"{statistics.mean(errors):.1f} ± {statistics.stdev(errors):.1f}", f"{min(errors):.1f}",
+                     f"{max(errors):.1f}", f"{picked:.1f}", str(sum(not fails(e) for e in errors)), *paper])
+    if not rows:
+        return NO_RECORDS
+    header = ["column", "task", "seeds", "test error %: mean ± std", "lowest", "highest", "best on validation",
+              "seeds passed (<= 5%)", "paper UT+ACT, 10 seeds: mean ± var", "paper: best of 10"]
+    return markdown_table(header, rows)
 
 
 PER_TASK_SUFFIX = "-per-task"
