@@ -31,7 +31,7 @@ trap 'rm -rf "$locks"' EXIT
 # exec'd python and so held until the run ends) or, when none is free, runs on the CPU.
 cat > "$locks/ut" <<EOF
 #!/usr/bin/env bash
-py=${PYTHON:-python3}
+py=$(printf %q "${PYTHON:-python3}")
 for (( k = 1; k <= $slots; k++ )); do
   exec 9> "$locks/gpu-\$k"
   if flock -n 9; then
