@@ -139,26 +139,23 @@ def babi_seed_spread_table(records: list[RunRecord]) -> str:
     their mean ± sample standard deviation, lowest and highest test error, the seed best on
     validation (the one the other tables show), how many pass (<= 5%), and the paper's UT+ACT
     mean ± "var" and best of its 10 runs in the same setting (Appendix C)."""
-    groups: dict[tuple[str, int], list[RunRecord]] = {}
-    for record in family(records, "babi"):
-        if len(tasks := run_tasks(record.metrics)) == 1:
-            groups.setdefault((babi_group(record.experiment), tasks[0]), []).append(record)
     rows = []
-    for (column, task), runs in sorted(groups.items()):
-        if len(runs) < SPREAD_MIN_SEEDS:
-            continue
-        key = f"task{task}/error"
-        errors = [r.metrics["test"][key] for r in runs]
-        picked = best_of_seeds([babi_summary(r) for r in runs])[task]["test"][key]
-        setting = f"{_DATA_SIZE.get(runs[0].config['task']['set'])} single"
-        paper = ["-", "-"]
-        if setting in PAPER_SEED_MEAN:
-            mean, spread = PAPER_SEED_MEAN[setting][task - 1]
-            paper = [f"{mean:.1f} ± {spread:.1f}", f"{PAPER_BEST_OF_10[setting][task - 1]:.1f}"]
-        partial = sum(r.partial for r in runs)
-        rows.append([column, str(task), f"{len(runs)}" + (f" ({partial} partial)" if partial else ""),
-                     f"{statistics.mean(errors):.1f} ± {statistics.stdev(errors):.1f}", f"{min(errors):.1f}",
-                     f"{max(errors):.1f}", f"{picked:.1f}", str(sum(not fails(e) for e in errors)), *paper])
+    for column, runs in sorted(_babi_runs(records).items()):
+        setting = f"{_DATA_SIZE.get(column.split('/')[0])} single"  # the column is named DATA/...
+        for task, seeds in _by_task([run for run in runs if len(run_tasks(run)) == 1]).items():
+            if len(seeds) < SPREAD_MIN_SEEDS:
+                continue
+            key = f"task{task}/error"
+            errors = [run["test"][key] for run in seeds]
+            paper = ["-", "-"]
+            if setting in PAPER_SEED_MEAN:
+                mean, spread = PAPER_SEED_MEAN[setting][task - 1]
+                paper = [f"{mean:.1f} ± {spread:.1f}", f"{PAPER_BEST_OF_10[setting][task - 1]:.1f}"]
+            stopped = sum(run["status"] == "time_limit" for run in seeds)
+            rows.append([column, str(task), f"{len(seeds)}" + (f" ({stopped} partial)" if stopped else ""),
+                         f"{statistics.mean(errors):.1f} ± {statistics.stdev(errors):.1f}", f"{min(errors):.1f}",
+                         f"{max(errors):.1f}", f"{best_of_seeds(seeds)[task]['test'][key]:.1f}",
+                         str(sum(not fails(e) for e in errors)), *paper])
     if not rows:
         return NO_RECORDS
     header = ["column", "task", "seeds", "test error %: mean ± std", "lowest", "highest", "best on validation",
