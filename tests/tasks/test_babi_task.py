@@ -300,6 +300,33 @@ def test_validation_test_is_the_ports_protocol_whole_training_file_evaluated_on_
 
 
 @needs_data
+def test_train_fraction_keeps_the_first_training_stories_and_the_same_validation():
+    opts = {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 2], "memory_size": 20}
+    whole = BabiTask(opts, seed=0)._load()
+    parts = {f: BabiTask({**opts, "train_fraction": f}, seed=0)._load() for f in (0.1, 0.5)}
+    for t in (1, 2):
+        stories = sorted({ex.story for ex in whole["train"] if ex.task == t})  # file order
+        kept = {}
+        for f, raw in parts.items():
+            assert [(ex.task, ex.story, ex.answer) for ex in raw["validation"]] == [
+                (ex.task, ex.story, ex.answer) for ex in whole["validation"]]
+            kept[f] = sorted({ex.story for ex in raw["train"] if ex.task == t})
+            assert kept[f] == stories[: round(f * len(stories))]
+            # a kept story keeps all its questions
+            assert sum(ex.task == t for ex in raw["train"]) == sum(
+                ex.task == t and ex.story in set(kept[f]) for ex in whole["train"])
+        assert set(kept[0.1]) < set(kept[0.5]) < set(stories)
+    # The port's protocol has no held-out stories: the fraction is of the whole file.
+    port = BabiTask({**opts, "validation": "test", "train_fraction": 0.5}, seed=0)._load()
+    train_file = sorted({ex.story for ex in whole["train"] + whole["validation"] if ex.task == 1})
+    assert sorted({ex.story for ex in port["train"] if ex.task == 1}) == train_file[: round(0.5 * len(train_file))]
+    assert len(port["test"]) == len(whole["test"])
+    for bad in (0, 1.5):
+        with pytest.raises(ConfigError, match=f"task.train_fraction must be in \\(0, 1\\], got {bad}"):
+            BabiTask({**opts, "train_fraction": bad}, seed=0)
+
+
+@needs_data
 def test_batches_drop_unused_fact_slots_and_the_model_computes_the_same():
     task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 3], "memory_size": 130}, seed=0)
     data = task.splits["train"]

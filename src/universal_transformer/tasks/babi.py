@@ -171,7 +171,14 @@ class BabiOptions(TaskOptions):
     the training file (above). ``test``: the authors' tensor2tensor port's protocol, which has no
     validation set: train on the whole training file and evaluate on the test file, so that
     every choice is made on test questions and the test error reported is an optimistic one,
-    for comparison with numbers chosen that way (``validation_fraction`` is then unused)."""
+    for comparison with numbers chosen that way (``validation_fraction`` is then unused).
+
+    ``train_fraction`` keeps that fraction of each task's training stories (those left after the
+    held-out split, which it does not change), the first ones in the file's order, so that a
+    larger fraction keeps a smaller one's stories and more. It asks how much data a recipe
+    needs: each 1k training file is the first tenth of its 10k one, so the 10k set at 0.1 trains on
+    as many stories as the 1k set (nearly the same ones), validated on the same held-out stories at
+    every fraction."""
 
     name = "babi"
 
@@ -186,6 +193,7 @@ class BabiOptions(TaskOptions):
     attention_stats: bool = False
     tie_break: str = "first"
     validation: str = "held_out"
+    train_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -202,6 +210,8 @@ class BabiOptions(TaskOptions):
             raise ConfigError(f"task.bucket_width must be 0 (no bucketing) or a number of facts, got {self.bucket_width!r}")
         if not 0.0 < float(self.validation_fraction) < 1.0:
             raise ConfigError(f"task.validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
+        if not 0.0 < float(self.train_fraction) <= 1.0:
+            raise ConfigError(f"task.train_fraction must be in (0, 1], got {self.train_fraction!r}")
 
 
 def error_percent(right: Tensor) -> float:
@@ -281,7 +291,7 @@ class BabiTask(Task):
             examples = read_babi(path, task)
             test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
             if self.options.validation == "test":  # the port's protocol: no held-out stories
-                train += examples
+                train += self._first_stories(examples, sorted({ex.story for ex in examples}))
                 continue
             # Hold out whole stories: questions of one story share its facts, so a split by
             # question would let validation questions be answered from memorised training stories.
@@ -295,8 +305,13 @@ class BabiTask(Task):
                 )
             held = set(order[:n_held])
             validation += [ex for ex in examples if ex.story in held]
-            train += [ex for ex in examples if ex.story not in held]
+            train += self._first_stories(examples, [s for s in range(stories) if s not in held])
         return {"train": train, "validation": test if self.options.validation == "test" else validation, "test": test}
+
+    def _first_stories(self, examples: list[BabiExample], stories: list[int]) -> list[BabiExample]:
+        """The questions of the first ``train_fraction`` of ``stories`` (in file order; at least one)."""
+        kept = set(stories[: max(1, round(float(self.options.train_fraction) * len(stories)))])
+        return [ex for ex in examples if ex.story in kept]
 
     @staticmethod
     def _vocabulary(examples: list[BabiExample]) -> dict[str, int]:

@@ -419,6 +419,29 @@ def test_port_protocol_table_sets_each_task_beside_its_held_out_counterpart():
     assert TABLES["babi-port"](records[:3]) == docs.NO_RECORDS
 
 
+def test_data_table_sets_each_fraction_of_the_10k_file_beside_the_1k_file():
+    def scaled(task, fraction, error, **fields):
+        record = babi_record(f"babi-data/en-10k/ut/frac{fraction}/task{task}", 0, -error, {task: error}, **fields)
+        record.config["task"] = {"name": "babi", "set": "en-10k", "train_fraction": fraction}
+        return record
+    records = [
+        babi_record("babi/en/ut/task6", 0, -8.0, {6: 8.4}, best_step=3000),
+        babi_record("babi/en/ut/task9", 0, -8.0, {9: 8.5}, best_step=1500),
+        babi_record("babi/en/other/task6", 0, -1.0, {6: 1.0}),  # no scaled run of its recipe: left out
+        scaled(6, 0.1, 9.0, best_step=2500), scaled(6, 1.0, 0.1, best_step=3000),
+        scaled(9, 1.0, 0.5, best_step=5500, status="time_limit"),  # no 0.1 run: the means say over which tasks
+    ]
+    rows = TABLES["babi-data"](records).split("\n")
+    assert rows[0] == ("| recipe | task | the 1k file: test error % (kept step) | the first 0.1 of the 10k file "
+                       "| the whole 10k file |")
+    assert rows[2:] == ["| ut | 6 | 8.4 (3,000) | 9.0 (2,500) | 0.1 (3,000) |",
+                        "| ut | 9 | 8.5 (1,500) | - | 0.5 (5,500, partial) |",
+                        "| ut | mean | 8.45 (2 of 2 failed) | 9.00 (1 of 1 failed; the 1k file 8.40) "
+                        "| 0.30 (0 of 2 failed; the 1k file 8.45) |"]
+    assert "babi-data" not in TABLES["babi"](records)  # the scaled runs stay out of the other tables
+    assert TABLES["babi-data"](records[:3]) == docs.NO_RECORDS
+
+
 def test_seed_spread_table_sets_a_tasks_seeds_beside_the_papers_ten():
     errors = [50.0, 60.0, 40.0, 4.0, 46.0]
     records = [babi_record(f"babi/en/ut/seed-{s}/task16" if s else "babi/en/ut/task16", s, -e, {16: e})

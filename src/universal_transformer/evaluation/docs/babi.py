@@ -683,6 +683,58 @@ def babi_port_table(records: list[RunRecord]) -> str:
     return markdown_table(header, rows)
 
 
+@register_table("babi-data")
+def babi_data_table(records: list[RunRecord]) -> str:
+    """The test error against the amount of training data: each ``babi-data/SET/RECIPE/fracF/taskN``
+    record (the first F of the 10k file's training stories, ``task.train_fraction``) beside the
+    same recipe on the 1k file (``babi/en/RECIPE/taskN``), per task: test error % (kept step). A
+    last row per recipe gives each column's mean and failed tasks over the tasks it has, beside
+    the 1k file's mean on those tasks."""
+    one_k = {r.experiment: r for r in family(records, "babi")}
+    runs: dict[str, dict[int, dict[float, RunRecord]]] = {}  # recipe -> task -> fraction (0: the 1k file) -> run
+    for record in family(records, "babi-data"):
+        name = re.fullmatch(r"babi-data/[^/]+/(.+)/frac[^/]+/task\d+", record.experiment)
+        if name is None or len(tasks := run_tasks(record.metrics)) != 1:
+            continue
+        by_fraction = runs.setdefault(name.group(1), {}).setdefault(tasks[0], {})
+        by_fraction[float(record.config["task"].get("train_fraction", 1.0))] = record
+        if (ours := one_k.get(f"babi/en/{name.group(1)}/task{tasks[0]}")) is not None:
+            by_fraction[0.0] = ours
+    if not runs:
+        return NO_RECORDS
+    columns = sorted({f for tasks in runs.values() for by_fraction in tasks.values() for f in by_fraction})
+
+    def error(record: RunRecord, task: int) -> float:
+        return record.metrics["test"][f"task{task}/error"]
+
+    def mean_cell(tasks: dict[int, dict[float, RunRecord]], f: float) -> str:
+        # Over the column's tasks, each beside the 1k file's mean on the same tasks (where it has them
+        # all): columns run on different tasks compare through it.
+        mine = [task for task, by_fraction in tasks.items() if f in by_fraction]
+        if not mine:
+            return "-"
+        errors = [error(tasks[task][f], task) for task in mine]
+        cell = f"{statistics.fmean(errors):.2f} ({sum(map(fails, errors))} of {len(mine)} failed"
+        if f != 0.0 and all(0.0 in tasks[task] for task in mine):
+            cell += f"; the 1k file {statistics.fmean(error(tasks[task][0.0], task) for task in mine):.2f}"
+        return cell + ")"
+
+    rows = []
+    for recipe, tasks in sorted(runs.items()):
+        for task, by_fraction in sorted(tasks.items()):
+            cells = []
+            for f in columns:
+                record = by_fraction.get(f)
+                kept = "-" if record is None or record.best_step is None else f"{record.best_step:,}"
+                cells.append("-" if record is None else
+                             f"{error(record, task):.1f} ({kept}{', partial' if record.partial else ''})")
+            rows.append([recipe, str(task), *cells])
+        rows.append([recipe, "mean", *(mean_cell(tasks, f) for f in columns)])
+    header = ["recipe", "task", *("the 1k file: test error % (kept step)" if f == 0.0 else "the whole 10k file"
+                                  if f == 1.0 else f"the first {f:g} of the 10k file" for f in columns)]
+    return markdown_table(header, rows)
+
+
 @register_table("babi-attention")
 def babi_attention_table(records: list[RunRecord]) -> str:
     """Where the question looks (``babi-attention/NAME`` records: bAbI models re-scored with
