@@ -648,6 +648,12 @@ def babi_1k_joint_decay_table(records: list[RunRecord]) -> str:
     return markdown_table(header, rows)
 
 
+def _kept_cell(record: RunRecord, error: float) -> str:
+    """A test error % with the step of the kept model (and whether the run is partial)."""
+    kept = "-" if record.best_step is None else f"{record.best_step:,}"
+    return f"{error:.1f} ({kept}{', partial' if record.partial else ''})"
+
+
 @register_table("babi-port")
 def babi_port_table(records: list[RunRecord]) -> str:
     """The authors' port's protocol against ours, per task: each ``babi-port/NAME`` record
@@ -665,17 +671,13 @@ def babi_port_table(records: list[RunRecord]) -> str:
     if not pairs:
         return NO_RECORDS
 
-    def cell(record: RunRecord, error: float) -> str:
-        kept = "-" if record.best_step is None else f"{record.best_step:,}"
-        return f"{error:.1f} ({kept}{', partial' if record.partial else ''})"
-
     rows = []
     for column, runs in sorted(pairs.items()):
         errors = []  # (ours, the port's) per task
         for task, ours, port in sorted(runs, key=lambda run: run[0]):
             a, b = (r.metrics["test"][f"task{task}/error"] for r in (ours, port))
             errors.append((a, b))
-            rows.append([column, str(task), cell(ours, a), cell(port, b), f"{b - a:+.1f}"])
+            rows.append([column, str(task), _kept_cell(ours, a), _kept_cell(port, b), f"{b - a:+.1f}"])
         (a, b), (fa, fb) = ((statistics.fmean(e) for e in zip(*errors)), (sum(map(fails, e)) for e in zip(*errors)))
         rows.append([column, f"mean of {len(runs)}", f"{a:.2f} ({fa} failed)", f"{b:.2f} ({fb} failed)", f"{b - a:+.2f}"])
     header = ["column", "task", "a tenth of the stories held out, chosen on them: test error % (kept step)",
@@ -722,12 +724,8 @@ def babi_data_table(records: list[RunRecord]) -> str:
     rows = []
     for recipe, tasks in sorted(runs.items()):
         for task, by_fraction in sorted(tasks.items()):
-            cells = []
-            for f in columns:
-                record = by_fraction.get(f)
-                kept = "-" if record is None or record.best_step is None else f"{record.best_step:,}"
-                cells.append("-" if record is None else
-                             f"{error(record, task):.1f} ({kept}{', partial' if record.partial else ''})")
+            cells = ["-" if (record := by_fraction.get(f)) is None else _kept_cell(record, error(record, task))
+                     for f in columns]
             rows.append([recipe, str(task), *cells])
         rows.append([recipe, "mean", *(mean_cell(tasks, f) for f in columns)])
     header = ["recipe", "task", *("the 1k file: test error % (kept step)" if f == 0.0 else "the whole 10k file"
