@@ -290,12 +290,12 @@ class BabiTask(Task):
                 print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
             test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
+            stories = max(ex.story for ex in examples) + 1
             if self.options.validation == "test":  # the port's protocol: no held-out stories
-                train += self._first_stories(examples, sorted({ex.story for ex in examples}))
+                train += self._first_stories(examples, list(range(stories)))
                 continue
             # Hold out whole stories: questions of one story share its facts, so a split by
             # question would let validation questions be answered from memorised training stories.
-            stories = max(ex.story for ex in examples) + 1
             order = torch.randperm(stories, generator=torch.Generator().manual_seed(self.split_seed + task)).tolist()
             n_held = int(round(self.validation_fraction * stories))
             if not 0 < n_held < stories:
