@@ -357,7 +357,8 @@ FIGURES["babi-stories-ponder"] = partial(_stories_figure, metric="ponder_questio
 # a twentieth of theirs.
 JOINT_STORIES_TASKS = (17, 18)
 JOINT_STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task{task}", "babi/en-10k/ut-t2t-v2-joint-10k",
-                       "babi/en-10k/ut-act-t2t-v2-joint-10k-min2", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long")
+                       "babi/en-10k/ut-act-t2t-v2-joint-10k-min2", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long",
+                       "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long2")
 JOINT_STORIES_ROW = 256_000  # every 4,000 steps of a single run, 80,000 of a 20-task joint one
 
 
