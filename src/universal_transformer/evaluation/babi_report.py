@@ -85,7 +85,9 @@ def error_table(columns: Columns) -> str:
     error and failed tasks, as in the paper's Table 1 and Appendix C."""
     lines = _task_table(columns, lambda t, run: f"{run['test'][f'task{t}/error']:.1f}")
     errors = _test_values(columns, "error")
-    lines.append(_summary_row("average error", [f"{sum(e) / len(e):.2f}" if e else "-" for e in errors]))
+    # fmean (a correctly rounded sum), as every table that averages over tasks: a plain float sum can
+    # tip an average on a rounding tie (4.505, 19.815) the other way from the next table
+    lines.append(_summary_row("average error", [f"{statistics.fmean(e):.2f}" if e else "-" for e in errors]))
     lines.append(_summary_row("failed (> 5%)", [str(sum(map(fails, e))) for e in errors]))
     lines.append(_summary_row("tasks run", [str(len(e)) for e in errors]))
     return "\n".join(lines)
@@ -187,12 +189,13 @@ def seeds_table(groups: SeedGroups) -> str:
 
 def seed_averages(tasks: Mapping[int, list[dict[str, Any]]]) -> list[float]:
     """The average test error over the tasks of each seed (runs' ``seeds``) that has every one of
-    ``tasks`` (task -> every seed's run)."""
+    ``tasks`` (task -> every seed's run); :func:`statistics.fmean`, so that an average rounds
+    here as it does in the tables that average one run's tasks (4.875, not 4.8749...)."""
     per_seed: dict[str, dict[int, float]] = {}
     for task, runs in tasks.items():
         for run in runs:
             per_seed.setdefault(str(run.get("seeds")), {})[task] = run["test"][f"task{task}/error"]
-    return [sum(e.values()) / len(e) for e in per_seed.values() if len(e) == len(tasks)]
+    return [statistics.fmean(e.values()) for e in per_seed.values() if len(e) == len(tasks)]
 
 
 def paper_seeds_table(settings: Mapping[str, Mapping[int, list[dict[str, Any]]] | None]) -> str:
@@ -295,7 +298,7 @@ def paper_table(settings: Mapping[str, dict[int, dict[str, Any]] | None]) -> str
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     averages, failed = [], []
     for label in labels:
-        averages += [f"{PAPER_AVERAGE[label]:.2f}", "-" if ours[label] is None else f"{statistics.mean(ours[label]):.2f}"]
+        averages += [f"{PAPER_AVERAGE[label]:.2f}", "-" if ours[label] is None else f"{statistics.fmean(ours[label]):.2f}"]
         failed += [str(sum(map(fails, errors))) if errors else "-" for errors in (PAPER_BEST_OF_10[label], ours[label])]
     lines += [_summary_row("average error", averages), _summary_row("failed (> 5%)", failed)]
     return "\n".join(lines)

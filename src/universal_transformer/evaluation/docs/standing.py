@@ -45,7 +45,7 @@ def _babi_setting(data: str, joint: bool, model: str) -> Answer:
             return None
         name, column = found
         errors = [run["test"][f"task{task}/error"] for task, run in column.items()]
-        value = f"{statistics.mean(errors):.2f} ({sum(map(fails, errors))} failed)"
+        value = f"{statistics.fmean(errors):.2f} ({sum(map(fails, errors))} failed)"
         return value, babi_run_label(name, column)
 
     return ours
