@@ -23,6 +23,11 @@
 # A run the DEADLINE leaves unfinished then has its best model so far scored on the test split
 # (`ut eval --record`, after the deadline), so that its partial record carries test metrics
 # even if this machine, and the run directory with it, is gone by the next session.
+# Set PUBLISH=1 to publish a run's best model (`ut publish`: results/models/GROUP/NAME, replacing
+# the one there) each time its record gets test metrics here: when it finishes, or is scored at
+# the DEADLINE or RUN_SECONDS. The model then lies in the working tree beside its record, the two
+# in step, and survives this machine with them (a run folder does not); a publish that fails (the
+# size cap) is logged and the queue goes on.
 # Set RUN_SECONDS to cap each run's training in this invocation (a first pass over many runs, so
 # that each has a scored record before the long ones take the lanes): a run that has trained
 # that long (less than two minutes left of it) is scored on test in the same way and its lane
@@ -31,7 +36,7 @@
 # on another machine) is skipped; a partial one starts afresh, and `ut` keeps the committed
 # record until the new run has passed its steps or finished.
 set -u
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -lt 4 ] && usage
 configs=$1 group=$2 out=$3 secs=$4
 shift 4
@@ -83,6 +88,15 @@ score_partial() {
   $ut eval "$out/$name" --split test --threads 1 "${eval_overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1
 }
 
+# With PUBLISH set, the best model of a run whose record has just been scored on test.
+publish_best() {
+  local name=$1
+  [ -n "${PUBLISH:-}" ] && [ -d "$out/$name/best" ] || return 0
+  echo "== $name: publishing its best model as $group/$name" >> "$out/$name.log"
+  $ut publish "$out/$name" --name "$group/$name" >> "$out/$name.log" 2>&1 \
+    || echo "== $name: not published (above)" >> "$out/$name.log"
+}
+
 run_one() {
   local name=$1
   local limit config
@@ -97,7 +111,7 @@ run_one() {
     echo "== $name: finished elsewhere ($record, no $out/$name): not run again; move the record away to rerun it" >> "$out/$name.log"
     return 0
   fi
-  local run_end=
+  local run_end= trained=
   [ -n "$run_seconds" ] && run_end=$(( $(date +%s) + run_seconds ))
   until [ -f "$out/$name/metrics.json" ]; do
     limit=$secs
@@ -105,7 +119,7 @@ run_one() {
       limit=$(( deadline - $(date +%s) ))
       if (( limit < 120 )); then
         echo "== $name: not started, DEADLINE $DEADLINE is near ($(date -u +%FT%TZ))" >> "$out/$name.log"
-        score_partial "$name"
+        score_partial "$name" && publish_best "$name"
         return 3
       fi
       (( limit > secs )) && limit=$secs
@@ -113,7 +127,7 @@ run_one() {
     if [ -n "$run_end" ]; then
       if (( run_end - $(date +%s) < 120 )); then
         echo "== $name: stopped, RUN_SECONDS=$run_seconds spent ($(date -u +%FT%TZ))" >> "$out/$name.log"
-        score_partial "$name"
+        score_partial "$name" && publish_best "$name"
         return 0
       fi
       (( limit > run_end - $(date +%s) )) && limit=$(( run_end - $(date +%s) ))
@@ -121,7 +135,10 @@ run_one() {
     echo "== $name: chunk at $(date -u +%FT%TZ)" >> "$out/$name.log"
     $ut train "$config" --out "$out/$name" --no-progress --time-limit "$limit" \
         "${grid_args[@]}" "${overrides[@]}" --record "$group/$name" >> "$out/$name.log" 2>&1 || return 1
+    trained=1
   done
+  [ -n "$trained" ] && publish_best "$name"  # finished here: its record has its test metrics
+  return 0
 }
 
 claims=$(mktemp -d) || exit 1  # one entry per run a lane has taken, in this invocation

@@ -12,10 +12,16 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "run_lanes.sh"
 
 # Logs "NAME start|end TIME" to $LOG; sleeps 1.5 s for a run named long*, else 0.2 s; then
 # writes its arguments to RUN_DIR/train-args and RUN_DIR/metrics.json, which marks the run
-# finished (a run named endless* never finishes: it appends its arguments and leaves RUN_DIR/best). `ut eval RUN_DIR ...` logs "NAME eval TIME" and writes its arguments to RUN_DIR/eval-args.
+# finished, and RUN_DIR/best (a run named endless* never finishes: it appends its arguments and leaves RUN_DIR/best). `ut eval RUN_DIR ...` logs "NAME eval TIME" and writes its arguments to RUN_DIR/eval-args;
+# `ut publish RUN_DIR ...` logs "NAME publish TIME" and writes them to RUN_DIR/publish-args (for a run
+# named big*, it fails, as over the size cap).
 FAKE_UT = """#!/usr/bin/env bash
 if [ "$1" = eval ]; then
   echo "$(basename "$2") eval $(date +%s.%N)" >> "$LOG"; echo "$*" > "$2/eval-args"; exit 0
+fi
+if [ "$1" = publish ]; then
+  [[ $(basename "$2") == big* ]] && { echo "over the cap" >&2; exit 1; }
+  echo "$(basename "$2") publish $(date +%s.%N)" >> "$LOG"; echo "$*" > "$2/publish-args"; exit 0
 fi
 args="$*"
 while [ $# -gt 0 ]; do [ "$1" = --out ] && out=$2; shift; done
@@ -25,7 +31,7 @@ case $name in long*) sleep 1.5;; *) sleep 0.2;; esac
 if [[ $name == endless* ]]; then  # never finishes: each chunk only leaves a best model
   mkdir -p "$out/best" && echo "$args" >> "$out/train-args" && echo "$name end $(date +%s.%N)" >> "$LOG" && exit 0
 fi
-mkdir -p "$out" && echo "$args" > "$out/train-args" && echo '{}' > "$out/metrics.json"
+mkdir -p "$out/best" && echo "$args" > "$out/train-args" && echo '{}' > "$out/metrics.json"
 echo "$name end $(date +%s.%N)" >> "$LOG"
 """
 
@@ -95,6 +101,27 @@ def test_at_the_deadline_an_unfinished_run_with_a_best_model_is_scored_on_test(t
     near, events = _run(tmp_path, ["partial"], DEADLINE="+1 minute", SET="task.set=en train.early_stopping=10")
     args = (tmp_path / "runs" / "partial" / "eval-args").read_text().split()
     assert near.returncode == 3 and args[-4:] == ["--set", "task.set=en", "--record", "group/partial"]
+
+
+def test_publish_puts_each_best_model_scored_here_beside_its_record(tmp_path):
+    (tmp_path / "runs" / "partial" / "best").mkdir(parents=True)
+    near, events = _run(tmp_path, ["partial"], DEADLINE="+1 minute", PUBLISH="1")
+    assert near.returncode == 3 and events["partial"]["eval"] <= events["partial"]["publish"]
+    args = (tmp_path / "runs" / "partial" / "publish-args").read_text().split()
+    assert args == ["publish", str(tmp_path / "runs" / "partial"), "--name", "group/partial"]
+    # a run that finishes here is published after its last chunk; one finished before is not again
+    result, events = _run(tmp_path, ["a"], PUBLISH="1")
+    assert result.returncode == 0 and events["a"]["end"] <= events["a"]["publish"]
+    again, events = _run(tmp_path, ["a"], PUBLISH="1")
+    assert again.returncode == 0 and events == {}
+    # without PUBLISH nothing is published
+    result, events = _run(tmp_path, ["b"])
+    assert result.returncode == 0 and set(events["b"]) == {"start", "end"}
+    # a publish that fails is logged, and the queue goes on
+    result, events = _run(tmp_path, ["big", "c"], PUBLISH="1", LANES="1")
+    assert result.returncode == 0 and set(events) == {"big", "c"}
+    log = (tmp_path / "runs" / "big.log").read_text()
+    assert "over the cap" in log and "big: not published" in log
 
 
 def test_run_seconds_caps_each_run_then_scores_it_and_takes_the_next(tmp_path):
