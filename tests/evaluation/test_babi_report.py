@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -10,7 +11,7 @@ import yaml
 from universal_transformer.config import ConfigError
 from universal_transformer.evaluation.babi_report import (
     FAIL_ABOVE, PAPER_AVERAGE, PAPER_BEST_OF_10, PAPER_SEED_AVERAGE, PAPER_SEED_MEAN, best_of_seeds, collect_runs, error_table,
-    paper_seeds_table, paper_table, ponder_table, runs_table,
+    paper_seeds_table, paper_table, ponder_table, runs_table, seed_averages,
 )
 
 from ..data.test_babi import TINY_BABI, needs_data
@@ -55,6 +56,19 @@ def test_a_recorded_five_percent_error_with_float32_noise_does_not_fail():
     column = {t: {"test": {f"task{t}/error": 5.0000011920928955 if t == 1 else 0.0}} for t in range(1, 21)}
     assert "| 1 | 0.0 | 5.0 |" in paper_table({"10k single": column})  # not bold: it does not fail
     assert paper_table({"10k single": column}).endswith("| failed (> 5%) | 0 | 0 |")
+
+
+def test_every_table_rounds_an_average_on_a_tie_alike():
+    """A 20-task column whose errors sum to 90.1 (a recorded 10k joint model's): a float sum in
+    task order makes its average 4.505000000000001, 4.51, where a correctly rounded one gives
+    4.505, 4.50; Table 1's average, the paper's table and the per-seed averages must agree."""
+    errors = [0.0, 0.1, 17.2, 0.0, 0.4, 0.0, 0.5, 0.4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 51.4, 16.9, 3.2, 0.0, 0.0]
+    assert f"{sum(errors) / len(errors):.2f}" == "4.51"  # the tie this guards against
+    column = {t: {"test": {f"task{t}/error": e}, "seeds": [0]} for t, e in enumerate(errors, start=1)}
+    written = {"Table 1": re.search(r"\| average error \| (\S+) \|", error_table({"UT+ACT": column})).group(1),
+               "paper": re.search(r"\| average error \| \S+ \| (\S+) \|", paper_table({"10k joint": column})).group(1),
+               "seeds": f"{seed_averages({t: [run] for t, run in column.items()})[0]:.2f}"}
+    assert set(written.values()) == {"4.50"}, written
 
 
 def test_joint_model_is_picked_as_a_whole(tmp_path):
