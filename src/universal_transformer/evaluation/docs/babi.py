@@ -355,9 +355,11 @@ FIGURES["babi-stories-ponder"] = partial(_stories_figure, metric="ponder_questio
 # stories (configs/babi/t2t-v2.grid, the floor of 2 continued)? Each task alone with the joint models'
 # recipe, beside the joint models, at equal numbers of the task's stories seen; the joint models see
 # a twentieth of theirs. (long2's record at step 303,708 is a prefix of its -395k one, the same run
-# scored later; long3 is warm-started again from long2's published best, at step 289,000.)
+# scored later; long3 is warm-started again from long2's published best, at step 289,000. The
+# single run with the joint models' floor of 2, `-min2`, tells the floor's part from the sharing's.)
 JOINT_STORIES_TASKS = (17, 18)
-JOINT_STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task{task}", "babi/en-10k/ut-t2t-v2-joint-10k",
+JOINT_STORIES_STUDY = ("babi/en-10k/ut-act-t2t-v2/task{task}", "babi/en-10k/ut-act-t2t-v2-min2/task{task}",
+                       "babi/en-10k/ut-t2t-v2-joint-10k",
                        "babi/en-10k/ut-act-t2t-v2-joint-10k-min2", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long",
                        "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long2-395k", "babi/en-10k/ut-act-t2t-v2-joint-10k-min2-long3")
 JOINT_STORIES_ROW = 256_000  # every 4,000 steps of a single run, 80,000 of a 20-task joint one
