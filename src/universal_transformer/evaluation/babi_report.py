@@ -6,7 +6,7 @@ import json
 import re
 import statistics
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 FAIL_ABOVE = 5.0  # a task fails at > 5% test error (the paper's Section 3.1 and Table 1)
 
@@ -16,6 +16,13 @@ def fails(error: float) -> bool:
     errors were computed from counts hold float32 noise (exactly 50 wrong of 1000 is
     5.0000012): the error is rounded to 4 decimals, far finer than one question of 10,000."""
     return round(error, 4) > FAIL_ABOVE
+
+
+def average_error(errors: Iterable[float]) -> float:
+    """The average of tasks' errors (%), as every bAbI table writes it: :func:`statistics.fmean`,
+    whose sum is correctly rounded, where a plain float sum in task order can tip an average on a
+    rounding tie (4.505, 19.815) the other way from the next table."""
+    return statistics.fmean(errors)
 
 
 def run_tasks(summary: dict[str, Any]) -> tuple[int, ...]:
@@ -85,9 +92,7 @@ def error_table(columns: Columns) -> str:
     error and failed tasks, as in the paper's Table 1 and Appendix C."""
     lines = _task_table(columns, lambda t, run: f"{run['test'][f'task{t}/error']:.1f}")
     errors = _test_values(columns, "error")
-    # fmean (a correctly rounded sum), as every table that averages over tasks: a plain float sum can
-    # tip an average on a rounding tie (4.505, 19.815) the other way from the next table
-    lines.append(_summary_row("average error", [f"{statistics.fmean(e):.2f}" if e else "-" for e in errors]))
+    lines.append(_summary_row("average error", [f"{average_error(e):.2f}" if e else "-" for e in errors]))
     lines.append(_summary_row("failed (> 5%)", [str(sum(map(fails, e))) for e in errors]))
     lines.append(_summary_row("tasks run", [str(len(e)) for e in errors]))
     return "\n".join(lines)
@@ -189,13 +194,12 @@ def seeds_table(groups: SeedGroups) -> str:
 
 def seed_averages(tasks: Mapping[int, list[dict[str, Any]]]) -> list[float]:
     """The average test error over the tasks of each seed (runs' ``seeds``) that has every one of
-    ``tasks`` (task -> every seed's run); :func:`statistics.fmean`, so that an average rounds
-    here as it does in the tables that average one run's tasks (4.875, not 4.8749...)."""
+    ``tasks`` (task -> every seed's run), by :func:`average_error`."""
     per_seed: dict[str, dict[int, float]] = {}
     for task, runs in tasks.items():
         for run in runs:
             per_seed.setdefault(str(run.get("seeds")), {})[task] = run["test"][f"task{task}/error"]
-    return [statistics.fmean(e.values()) for e in per_seed.values() if len(e) == len(tasks)]
+    return [average_error(e.values()) for e in per_seed.values() if len(e) == len(tasks)]
 
 
 def paper_seeds_table(settings: Mapping[str, Mapping[int, list[dict[str, Any]]] | None]) -> str:
@@ -298,7 +302,7 @@ def paper_table(settings: Mapping[str, dict[int, dict[str, Any]] | None]) -> str
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     averages, failed = [], []
     for label in labels:
-        averages += [f"{PAPER_AVERAGE[label]:.2f}", "-" if ours[label] is None else f"{statistics.fmean(ours[label]):.2f}"]
+        averages += [f"{PAPER_AVERAGE[label]:.2f}", "-" if ours[label] is None else f"{average_error(ours[label]):.2f}"]
         failed += [str(sum(map(fails, errors))) if errors else "-" for errors in (PAPER_BEST_OF_10[label], ours[label])]
     lines += [_summary_row("average error", averages), _summary_row("failed (> 5%)", failed)]
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ...tasks.babi import parse_tasks
 from ..babi_report import (
-    PAPER_BEST_OF_10, PAPER_SEED_MEAN, baseline_table, best_of_seeds, error_table, fails, paper_seeds_table,
+    PAPER_BEST_OF_10, PAPER_SEED_MEAN, average_error, baseline_table, best_of_seeds, error_table, fails, paper_seeds_table,
     paper_table, ponder_by_supporting_facts, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table,
     seeds_table,
 )
@@ -604,7 +604,7 @@ def babi_1k_levers_table(records: list[RunRecord]) -> str:
     for name in errors:
         ran = [t for t in tasks if t in errors[name]]
         compared = [base[t] for t in ran if t in base]
-        cell = (f"{statistics.fmean(errors[name][t] for t in ran):.1f} ({statistics.fmean(compared):.1f})"
+        cell = (f"{average_error(errors[name][t] for t in ran):.1f} ({average_error(compared):.1f})"
                 if ran and compared else "-")
         partial_mark = " (partial)" if any(columns[name][t]["status"] == "time_limit" for t in ran) else ""
         rows.append([f"{name}{partial_mark}", LEVERS_1K[name]]
@@ -645,7 +645,7 @@ def babi_1k_joint_decay_table(records: list[RunRecord]) -> str:
                      str(r.config["model"]["num_steps"]), f"{float(r.config['train']['weight_decay']):g}",
                      f"{r.steps:,} ({r.best_step:,})" if r.best_step is not None else f"{r.steps:,}",
                      fmt_accuracy(loss), fmt_accuracy(r.metrics["validation"].get("mean_error")),
-                     f"{statistics.fmean(errors):.2f} ({sum(map(fails, errors))})"]
+                     f"{average_error(errors):.2f} ({sum(map(fails, errors))})"]
                     + [fmt_accuracy(test.get(f"task{t}/error"), 1) for t in tasks])
     header = ["run", "depth", "weight decay", "steps (best at)", "training loss at the best",
               "validation error %", "test error % (failed)"] + [f"task {t}" for t in tasks]
@@ -682,7 +682,7 @@ def babi_port_table(records: list[RunRecord]) -> str:
             a, b = (r.metrics["test"][f"task{task}/error"] for r in (ours, port))
             errors.append((a, b))
             rows.append([column, str(task), _kept_cell(ours, a), _kept_cell(port, b), f"{b - a:+.1f}"])
-        (a, b), (fa, fb) = ((statistics.fmean(e) for e in zip(*errors)), (sum(map(fails, e)) for e in zip(*errors)))
+        (a, b), (fa, fb) = ((average_error(e) for e in zip(*errors)), (sum(map(fails, e)) for e in zip(*errors)))
         rows.append([column, f"mean of {len(runs)}", f"{a:.2f} ({fa} failed)", f"{b:.2f} ({fb} failed)", f"{b - a:+.2f}"])
     header = ["column", "task", "a tenth of the stories held out, chosen on them: test error % (kept step)",
               "the port's protocol, every story trained, chosen on test: test error % (kept step)", "difference"]
@@ -720,9 +720,9 @@ def babi_data_table(records: list[RunRecord]) -> str:
         if not mine:
             return "-"
         errors = [error(tasks[task][f], task) for task in mine]
-        cell = f"{statistics.fmean(errors):.2f} ({sum(map(fails, errors))} of {len(mine)} failed"
+        cell = f"{average_error(errors):.2f} ({sum(map(fails, errors))} of {len(mine)} failed"
         if f != 0.0 and all(0.0 in tasks[task] for task in mine):
-            cell += f"; the 1k file {statistics.fmean(error(tasks[task][0.0], task) for task in mine):.2f}"
+            cell += f"; the 1k file {average_error(error(tasks[task][0.0], task) for task in mine):.2f}"
         return cell + ")"
 
     rows = []

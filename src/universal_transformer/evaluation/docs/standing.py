@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..lte_report import PROGRAM_ORDER
-from ..babi_report import PAPER_AVERAGE, PAPER_BEST_OF_10, PAPER_SEED_AVERAGE, fails, seed_averages
+from ..babi_report import PAPER_AVERAGE, PAPER_BEST_OF_10, PAPER_SEED_AVERAGE, average_error, fails, seed_averages
 from ..records import RunRecord
 from .algorithmic import accuracy_cell, algorithmic_cells
 from .babi import BABI_SETTINGS, babi_run_label, babi_seed_runs, babi_seeds_label, babi_setting_column
@@ -45,7 +45,7 @@ def _babi_setting(data: str, joint: bool, model: str) -> Answer:
             return None
         name, column = found
         errors = [run["test"][f"task{task}/error"] for task, run in column.items()]
-        value = f"{statistics.fmean(errors):.2f} ({sum(map(fails, errors))} failed)"
+        value = f"{average_error(errors):.2f} ({sum(map(fails, errors))} failed)"
         return value, babi_run_label(name, column)
 
     return ours
