@@ -395,6 +395,34 @@ def test_warm_start_continues_from_saved_weights_at_init_step(tmp_path):
     assert again.prepare_run_dir() is True and again.step == 9
 
 
+def test_warm_start_may_change_the_settings_it_names_and_no_other(tmp_path):
+    source = Trainer(_experiment(steps=1), tmp_path / "a", progress=False)
+    saved = source.model.save_pretrained(tmp_path / "saved")
+
+    def run(out, changes, **model):
+        data = yaml.safe_load(yaml.safe_dump(TINY))
+        data["model"].update(model)
+        data["train"].update(steps=2, init_from=str(saved), init_changes=changes)
+        return Trainer(ExperimentConfig.from_dict(data), tmp_path / out, progress=False)
+
+    floor = run("b", ["act_min_steps"], act_min_steps=2)  # ACT's floor: no weight depends on it
+    floor.prepare_run_dir()
+    assert floor.model.config.act_min_steps == 2
+    for key, value in source.model.state_dict().items():
+        assert torch.equal(floor.model.state_dict()[key], value), key
+    assert floor.fit()["status"] == "done"
+    notes = json.loads((tmp_path / "b" / "record.json").read_text())["notes"]
+    assert any(n.endswith("; model settings changed from it: act_min_steps") for n in notes)
+    with pytest.raises(ConfigError, match=r"not this run's model \(dropout: 0.1 there, 0.2 here"):
+        run("c", ["act_min_steps"], act_min_steps=2, dropout=0.2).prepare_run_dir()  # one change not named
+    with pytest.raises(ConfigError, match=r"(?s)its weights do not fit this run's model: .*size mismatch"):
+        run("d", ["d_ff"], d_ff=64).prepare_run_dir()
+    with pytest.raises(ConfigError, match=r"train.init_changes: act_floor not a setting of this run's model"):
+        run("e", ["act_floor"]).prepare_run_dir()
+    with pytest.raises(ConfigError, match="init_changes names model settings changed from train.init_from's model: it needs"):
+        _experiment(init_changes=["dropout"])
+
+
 def test_warm_start_refuses_another_model_and_bad_steps(tmp_path):
     saved = Trainer(_experiment(steps=1), tmp_path / "a", progress=False).model.save_pretrained(tmp_path / "saved")
     data = yaml.safe_load(yaml.safe_dump(TINY))

@@ -75,6 +75,10 @@ class TrainConfig:
     # continue it where its checkpoint is lost but its model is not. A resumed checkpoint wins.
     init_from: str | None = None
     init_step: int = 0
+    # Model settings this run changes on purpose from init_from's model (e.g. ACT's floors,
+    # which no weight depends on: act_question_min_steps); any other difference is refused, so
+    # a warm start cannot change the model by mistake. The weights must still load exactly.
+    init_changes: list[str] = field(default_factory=list)
     # A task made of several tasks (bAbI with more than one in task.tasks): also keep, per task,
     # the model best on that task's validation (RUN_DIR/best-per-task/NAME), the selection of a
     # run per task on all tasks' data (tensor2tensor's babi_qa_sentence_taskN problems);
@@ -120,6 +124,8 @@ class TrainConfig:
             raise ConfigError("train.init_step starts a warm-started run at a step: it needs train.init_from")
         if self.init_step >= self.steps:
             raise ConfigError(f"train.init_step ({self.init_step}) must be below train.steps ({self.steps})")
+        if self.init_changes and not self.init_from:
+            raise ConfigError("train.init_changes names model settings changed from train.init_from's model: it needs train.init_from")
 
 
 @dataclass

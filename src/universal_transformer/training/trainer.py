@@ -230,11 +230,17 @@ class Trainer:
         saved = PretrainedModel.from_pretrained(source)
         ours = {"model_class": type(self.model).__name__, **self.model.config.to_dict()}
         theirs = {"model_class": type(saved).__name__, **saved.config.to_dict()}
-        differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+        unknown = sorted(set(self.cfg.init_changes) - ours.keys())
+        if unknown:
+            raise ConfigError(f"train.init_changes: {', '.join(unknown)} not a setting of this run's model")
+        differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k) and k not in self.cfg.init_changes)
         if differ:
             shown = "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here" for k in differ[:6])
             raise ConfigError(f"train.init_from={source}: the saved model is not this run's model ({shown})")
-        self.model.load_state_dict(saved.state_dict())
+        try:
+            self.model.load_state_dict(saved.state_dict())
+        except RuntimeError as err:  # a changed setting (train.init_changes) that the weights depend on
+            raise ConfigError(f"train.init_from={source}: its weights do not fit this run's model: {err}") from None
         self.step = self.cfg.init_step
 
     def _barrier(self) -> None:
@@ -428,7 +434,9 @@ class Trainer:
             status=status,
             notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"] + ([
                 f"warm start: the weights of {self.cfg.init_from} at step {self.cfg.init_step}, fresh optimiser "
-                f"moments; its steps include the ones before it, its wall time only its own"] if self.cfg.init_from else []),
+                f"moments; its steps include the ones before it, its wall time only its own"
+                + (f"; model settings changed from it: {', '.join(self.cfg.init_changes)}" if self.cfg.init_changes else "")]
+                if self.cfg.init_from else []),
             parameters=self.model.num_parameters(),
             history=history_from_log(self.run_dir / "metrics.jsonl", up_to=self.step),
         )

@@ -252,7 +252,7 @@ def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
                   {"step": 8000, "task19/error": 50.0, "task19/ponder_question": 8.0}])
     min2 = run("ut-act-t2t-v2-joint-10k-min2", {"act": True, "act_min_steps": 2},
                [{"step": 4000, "task19/error": 90.5, "task19/ponder_question": 3.0},
-                {"step": 5000, "task19/error": 89.0}], status="time_limit")
+                {"step": 5000, "task19/error": 89.0}], status="time_limit", test={"task19/error": 88.25})
     pw0 = run("ut-act-t2t-v2-joint-10k-pw0", {"act": True, "ponder_weight": 0.0},
               [{"step": 4000, "task19/error": 91.5, "task19/ponder_question": 2.0}])
     other = run("ut-act-t2t-v2-joint-10k", {"act": True}, [{"step": 4000, "task19/error": 90.0}])  # not in the study
@@ -264,6 +264,7 @@ def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
         "| 4,000 | 91.0 (8.0) | 90.5 (3.0) | 91.5 (2.0) |",
         "| 5,000 | - | 89.0 | - |",  # min2's last evaluation, no ponder kept
         "| 8,000 | 50.0 (8.0) | - | - |",  # 6,000 is neither a multiple of 4,000 nor a run's last
+        "| test | - | **88.2** | - |",  # only min2 is scored on test
     ])
     assert "partial = stopped at its time limit: babi/en-10k/ut-act-t2t-v2-joint-10k-min2" in table
     assert TABLES["babi-floor"]([other]) == docs.NO_RECORDS
@@ -272,6 +273,32 @@ def test_floor_table_follows_task_19_of_the_joint_models_step_by_step(tmp_path):
     assert docs.FIGURES["babi-floor"]([no_act, min2], tmp_path / "f.png")
     assert (tmp_path / "f.png").read_bytes().startswith(b"\x89PNG")
     assert not docs.FIGURES["babi-floor"]([no_act, other], tmp_path / "g.png")  # one curve: no figure
+
+
+def test_task17_floor_table_puts_each_seed_of_each_floor_in_a_column_with_its_test_error(tmp_path):
+    def run(name, model, history, seed=0, **fields):
+        record = _babi_history_record(name, 17, history, model={"num_steps": 8, "act": True, **model}, **fields)
+        record.config["train"]["seed"] = seed
+        return record
+
+    alone = run("ut-act-t2t-v2/task17", {}, [{"step": 2000, "mean_error": 37.0, "ponder_question": 14.0}],
+                test={"task17/error": 1.0, "mean_error": 1.0})
+    seed1 = run("ut-act-t2t-v2/seed-1/task17", {}, [{"step": 2000, "mean_error": 30.0, "ponder_question": 12.0},
+                                                   {"step": 3000, "mean_error": 20.0}], seed=1)
+    question2 = run("ut-act-t2t-v2-qmin2/task17", {"act_question_min_steps": 2},
+                    [{"step": 2000, "mean_error": 40.0, "ponder_question": 3.0}], test={"task17/error": 7.5})
+    other = run("ut-act-t2t-v2/task18", {}, [{"step": 2000, "mean_error": 5.0}])  # not in the study
+    table = TABLES["babi-floor-task17"]([question2, other, seed1, alone])
+    assert table == "\n".join([
+        "| step | en-10k/ut-act-t2t-v2 (ACT, floor 1) | en-10k/ut-act-t2t-v2 (ACT, floor 1), seed 1 "
+        "| en-10k/ut-act-t2t-v2-qmin2 (ACT, facts' floor 1, question's 2) |",
+        "|---|---|---|---|",
+        "| 2,000 | 37.0 (14.0) | 30.0 (12.0) | 40.0 (3.0) |",
+        "| 3,000 | - | 20.0 | - |",  # seed 1's last evaluation
+        "| test | **1.0** | - | **7.5** |",
+    ])
+    assert docs.FIGURES["babi-floor-task17"]([alone, seed1, other], tmp_path / "f.png")  # seeds 0 and 1: two curves
+    assert not docs.FIGURES["babi-floor-task17"]([alone, other], tmp_path / "g.png")
 
 
 def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():

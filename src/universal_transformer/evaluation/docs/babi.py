@@ -410,6 +410,11 @@ def _floor_label(record: RunRecord) -> str:
     return f"{babi_group(record.experiment)} ({_halting_label(record)})"
 
 
+def _seeded_floor_label(record: RunRecord) -> str:
+    """:func:`_floor_label`, and the seed where it is not 0 (a study of several seeds of one setting)."""
+    return _floor_label(record) + (f", seed {_seed(record)}" if _seed(record) else "")
+
+
 def _halting_label(record: RunRecord) -> str:
     """How a bAbI model's positions halt: ACT and its floors, or a fixed depth."""
     model = record.config["model"]
@@ -422,14 +427,14 @@ def _halting_label(record: RunRecord) -> str:
     return halting
 
 
-@register_table("babi-floor")
-def babi_floor_table(records: list[RunRecord]) -> str:
-    """Task :data:`FLOOR_TASK`'s validation error (%) and, in brackets, its question's ponder time
-    in the runs of :data:`FLOOR_STUDY`, every :data:`FLOOR_ROW` steps and at each run's last evaluation."""
-    runs = _study_runs(records, FLOOR_STUDY)
-    curves = [(task_curve(r, FLOOR_TASK), task_curve(r, FLOOR_TASK, "ponder_question")) for r in runs]
+def floor_table(records: list[RunRecord], study: tuple[str, ...], task: int, every: int) -> str:
+    """Task ``task``'s validation error (%) and, in brackets, its question's ponder time in the runs
+    of ``study`` (a column each), every ``every`` steps and at each run's last evaluation; then
+    its test error, scored at the step best on validation."""
+    runs = _study_runs(records, study)
+    curves = [(task_curve(r, task), task_curve(r, task, "ponder_question")) for r in runs]
     steps = sorted({step for error, _ in curves for step in error
-                    if step % FLOOR_ROW == 0 or step == max(error)})
+                    if step % every == 0 or step == max(error)})
     rows = []
     for step in steps:
         cells = [f"{error[step]:.1f} ({ponder[step]:.1f})" if step in error and step in ponder
@@ -437,8 +442,31 @@ def babi_floor_table(records: list[RunRecord]) -> str:
         rows.append([f"{step:,}", *cells])
     if not rows:
         return NO_RECORDS
+    tests = [r.metrics.get("test", {}).get(f"task{task}/error") for r in runs]
+    rows.append(["test", *(f"**{error:.1f}**" if error is not None else "-" for error in tests)])
     partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
-    return markdown_table(["step", *map(_floor_label, runs)], rows) + partial_footnote(partial_runs)
+    return markdown_table(["step", *map(_seeded_floor_label, runs)], rows) + partial_footnote(partial_runs)
+
+
+@register_table("babi-floor")
+def babi_floor_table(records: list[RunRecord]) -> str:
+    """:func:`floor_table` for task :data:`FLOOR_TASK` in the joint runs of :data:`FLOOR_STUDY`."""
+    return floor_table(records, FLOOR_STUDY, FLOOR_TASK, FLOOR_ROW)
+
+
+# Which part of the floor slows task 17 (configs/babi/t2t-single.grid)? Task 17 alone without a
+# floor, with the joint models' floor of 2 on every position, with a floor on the question only (2,
+# and 8), each over seeds.
+TASK17_FLOOR_STUDY = tuple(f"babi/en-10k/{name}" for name in (
+    "ut-act-t2t-v2/task17", "ut-act-t2t-v2/seed-1/task17", "ut-act-t2t-v2-min2/task17", "ut-act-t2t-v2-min2/seed-1/task17",
+    "ut-act-t2t-v2-qmin2/task17", "ut-act-t2t-v2-qmin2/seed-1/task17", "ut-act-t2t-v2-qmin8/task17",
+    "ut-act-t2t-v2-qmin8/seed-1/task17"))
+
+
+@register_table("babi-floor-task17")
+def babi_task17_floor_table(records: list[RunRecord]) -> str:
+    """:func:`floor_table` for task 17 trained alone under the floors of :data:`TASK17_FLOOR_STUDY`."""
+    return floor_table(records, TASK17_FLOOR_STUDY, 17, FLOOR_ROW)
 
 
 # Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
@@ -529,13 +557,15 @@ def _depth_figure(records: list[RunRecord], out: Path) -> bool:
 FIGURES["babi-depth"] = _depth_figure
 
 
-def _floor_figure(records: list[RunRecord], out: Path) -> bool:
-    """Task :data:`FLOOR_TASK`'s validation error against the step in the runs of :data:`FLOOR_STUDY`."""
-    curves = {_floor_label(r): sorted(task_curve(r, FLOOR_TASK).items()) for r in _study_runs(records, FLOOR_STUDY)}
-    return _draw_curves(curves, out, xlabel="training step", ylabel=f"task {FLOOR_TASK} validation error %")
+def _floor_figure(records: list[RunRecord], out: Path, *, study: tuple[str, ...] = FLOOR_STUDY,
+                  task: int = FLOOR_TASK) -> bool:
+    """Task ``task``'s validation error against the step in the runs of ``study``."""
+    curves = {_seeded_floor_label(r): sorted(task_curve(r, task).items()) for r in _study_runs(records, study)}
+    return _draw_curves(curves, out, xlabel="training step", ylabel=f"task {task} validation error %")
 
 
 FIGURES["babi-floor"] = _floor_figure
+FIGURES["babi-floor-task17"] = partial(_floor_figure, study=TASK17_FLOOR_STUDY, task=17)
 
 
 register_table("babi")(_babi_builder(error_table))
