@@ -454,9 +454,9 @@ def babi_floor_table(records: list[RunRecord]) -> str:
     return floor_table(records, FLOOR_STUDY, FLOOR_TASK, FLOOR_ROW)
 
 
-# Which part of the floor slows task 17 (configs/babi/t2t-single.grid)? Task 17 alone without a
-# floor, with the joint models' floor of 2 on every position, with a floor on the question only (2,
-# and 8), each over seeds.
+# What slows task 17 under the joint models' floor (configs/babi/t2t-single.grid)? Task 17 alone
+# without a floor, with the floor of 2 on every position, with a floor on the question only (2, and
+# 8), two seeds each: the pace follows how deep the question goes early, not the floor itself.
 TASK17_FLOOR_STUDY = tuple(f"babi/en-10k/{name}" for name in (
     "ut-act-t2t-v2/task17", "ut-act-t2t-v2/seed-1/task17", "ut-act-t2t-v2-min2/task17", "ut-act-t2t-v2-min2/seed-1/task17",
     "ut-act-t2t-v2-qmin2/task17", "ut-act-t2t-v2-qmin2/seed-1/task17", "ut-act-t2t-v2-qmin8/task17",
