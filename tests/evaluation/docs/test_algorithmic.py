@@ -144,7 +144,8 @@ def test_length_curves_and_their_figure(tmp_path):
     assert written == {"algorithmic-length": tmp_path / "figures" / "algorithmic-length.png",
                        "demo-length": tmp_path / "figures" / "demo-length.png", "babi-ponder-study": None,
                        "babi-ponder": None, "algorithmic-position-free-length": None, "babi-stories-per-step": None,
-                       "babi-stories-ponder": None, "babi-floor": None, "babi-floor-task17": None, "babi-stories-joint": None,
+                       "babi-stories-ponder": None, "babi-floor": None, "babi-floor-task17": None, "babi-floor-joint17": None,
+                       "babi-stories-joint": None,
                        "babi-depth": None}
     docs.update_figures(tmp_path / "figures", records[2:3])  # nothing to draw any more: the figures go
     assert not list((tmp_path / "figures").iterdir())

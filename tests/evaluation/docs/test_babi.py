@@ -301,6 +301,36 @@ def test_task17_floor_table_puts_each_seed_of_each_floor_in_a_column_with_its_te
     assert not docs.FIGURES["babi-floor-task17"]([alone, other], tmp_path / "g.png")
 
 
+def test_joint17_floor_table_reads_task_17_from_the_joint_models_every_10000_steps(tmp_path):
+    def run(name, model, history, seed=0, **fields):
+        record = _babi_history_record(name, "all", history, model={"num_steps": 8, "act": True, "act_min_steps": 2, **model},
+                                      **fields)
+        record.config["train"]["seed"] = seed
+        return record
+
+    floor2 = run("ut-act-t2t-v2-joint-10k-min2", {}, [
+        {"step": 10000, "task17/error": 38.0, "task17/ponder_question": 3.0, "task19/error": 1.0},
+        {"step": 15000, "task17/error": 37.0}, {"step": 20000, "task17/error": 36.5, "task17/ponder_question": 3.1}],
+        test={"task17/error": 36.0, "mean_error": 6.0})
+    q8 = run("ut-act-t2t-v2-joint-10k-min2-q8", {"act_question_min_steps": 8}, [
+        {"step": 10000, "task17/error": 30.0, "task17/ponder_question": 9.0}, {"step": 12000, "task17/error": 25.0}],
+        status="time_limit", steps=12345)
+    alone = _babi_history_record("ut-act-t2t-v2-qmin8/task17", 17, [{"step": 10000, "mean_error": 9.0}])  # not in the study
+    table = TABLES["babi-floor-joint17"]([q8, alone, floor2])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| step | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2) "
+        "| en-10k/ut-act-t2t-v2-joint-10k-min2-q8 (ACT, facts' floor 2, question's 8) |",
+        "|---|---|---|",
+        "| 10,000 | 38.0 (3.0) | 30.0 (9.0) |",
+        "| 12,000 | - | 25.0 |",  # the partial run's last evaluation
+        "| 20,000 | 36.5 (3.1) | - |",
+        "| test | **36.0** | - |",
+    ])
+    assert "ut-act-t2t-v2-joint-10k-min2-q8 (step 12345" in table  # partial, said so
+    assert docs.FIGURES["babi-floor-joint17"]([floor2, q8], tmp_path / "f.png")
+    assert not docs.FIGURES["babi-floor-joint17"]([floor2, alone], tmp_path / "g.png")
+
+
 def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():
     def run(name, model, test, seed=0, **fields):
         record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}],

@@ -469,6 +469,20 @@ def babi_task17_floor_table(records: list[RunRecord]) -> str:
     return floor_table(records, TASK17_FLOOR_STUDY, 17, FLOOR_ROW)
 
 
+# The same question in the 20-task joint model (configs/babi/t2t-v2.grid): the floor-2 model (two
+# seeds) against the one whose question is held to step 8 from the first step, same seed, data
+# stream and schedule, so that the columns compare step by step.
+JOINT17_FLOOR_STUDY = tuple(f"babi/en-10k/{name}" for name in (
+    "ut-act-t2t-v2-joint-10k-min2", "ut-act-t2t-v2-joint-10k-min2/seed-1", "ut-act-t2t-v2-joint-10k-min2-q8"))
+JOINT17_FLOOR_ROW = 10_000
+
+
+@register_table("babi-floor-joint17")
+def babi_joint17_floor_table(records: list[RunRecord]) -> str:
+    """:func:`floor_table` for task 17 in the joint models of :data:`JOINT17_FLOOR_STUDY`."""
+    return floor_table(records, JOINT17_FLOOR_STUDY, 17, JOINT17_FLOOR_ROW)
+
+
 # Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
 # ACT's floor of 2, every position through 8 steps (no ACT, or ACT's floor at 8, where it stays),
 # the facts through 8 steps with the question halting by ACT, and the reverse (the question held to
@@ -566,6 +580,7 @@ def _floor_figure(records: list[RunRecord], out: Path, *, study: tuple[str, ...]
 
 FIGURES["babi-floor"] = _floor_figure
 FIGURES["babi-floor-task17"] = partial(_floor_figure, study=TASK17_FLOOR_STUDY, task=17)
+FIGURES["babi-floor-joint17"] = partial(_floor_figure, study=JOINT17_FLOOR_STUDY, task=17)
 
 
 register_table("babi")(_babi_builder(error_table))
