@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from universal_transformer.evaluation import docs
 from universal_transformer.evaluation.docs import TABLES
 
@@ -18,16 +20,24 @@ def test_babi_tables_best_seed_per_group_and_partial():
         babi_record("babi/en/ut-act-joint", 0, -5.0, {1: 0.0, 2: 30.0}, wall_time_seconds=600.0),
         make_record("babi/en/ut/task3", task={"name": "babi"}),  # no per-task test errors: left out
     ]
-    table = TABLES["babi"](records)
+    table = TABLES["babi"](records)  # one row per model, the tasks and the summaries across
     assert table.split("\n")[:4] == [
-        "| task | en/ut | en/ut-act-joint |", "|---|---|---|", "| 1 | 2.0 | 0.0 |", "| 2 | 12.0 | 30.0 |"]
-    assert "| average error | 7.00 | 15.00 |" in table and "| failed (> 5%) | 1 | 1 |" in table
+        "| model / task | 1 | 2 | average error | failed (> 5%) | tasks run |", "|---|---|---|---|---|---|",
+        "| en/ut | 2.0 | 12.0 | 7.00 | 1 | 2 |", "| en/ut-act-joint | 0.0 | 30.0 | 15.00 | 1 | 2 |"]
     assert table.endswith("\n\npartial = stopped at its time limit: babi/en/ut/task2 (step 1003, 80 s)")
-    assert "| 2 | 4.00 | 4.00 |" in TABLES["babi-ponder"](records)
+    assert "| en/ut | 3.00 | 4.00 | 3.50 |" in TABLES["babi-ponder"](records)  # task t ponders t + 2
     runs = TABLES["babi-runs"](records)
-    assert "| 1 | 1002 / 800 / 40 s | 1000 / 800 / 600 s |" in runs
-    assert "| training time of these runs | 2 min | 10 min |" in runs  # the joint run counts once
+    assert "| en/ut | 1002 / 800 / 40 s | 1003 / 800 / 80 s | 2 min |" in runs
+    assert "| en/ut-act-joint | 1000 / 800 / 600 s | 1000 / 800 / 600 s | 10 min |" in runs  # the joint run counts once
     assert TABLES["babi"]([]) == docs.NO_RECORDS
+
+
+def test_transpose_markdown_swaps_rows_and_columns_and_refuses_a_ragged_table():
+    table = docs.common.markdown_table(["task", "UT", "UT+ACT"], [["1", "0.0", "0.1"], ["average", "0.00", "0.10"]])
+    assert docs.common.transpose_markdown(table, "model / task").split("\n") == [
+        "| model / task | 1 | average |", "|---|---|---|", "| UT | 0.0 | 0.00 |", "| UT+ACT | 0.1 | 0.10 |"]
+    with pytest.raises(ValueError, match="unequal length"):
+        docs.common.transpose_markdown("| task | UT |\n|---|---|\n| 1 |", "model")
 
 
 def test_babi_ponder_figure_one_line_per_act_column_with_two_tasks(tmp_path):

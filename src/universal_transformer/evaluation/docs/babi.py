@@ -18,7 +18,7 @@ from ..babi_report import (
 from ..records import RunRecord
 from .common import (
     NO_RECORDS, family, fmt_accuracy, fmt_mean_std, fmt_seconds, markdown_table, model_label, partial_footnote,
-    trained_depth,
+    trained_depth, transpose_markdown,
 )
 from .sections import FIGURES, Builder, register_table
 
@@ -203,15 +203,21 @@ def babi_readings_table(records: list[RunRecord]) -> str:
 
 
 def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) -> Builder:
+    """A table builder over every bAbI model (:func:`babi_columns`): ``table`` writes one
+    column per model, as the paper's Table 1 does; the page shows one row per model, since
+    there are some 80 of them and 20 tasks."""
     def build(records: list[RunRecord]) -> str:
         columns = babi_columns(records)
         if not columns:
             return NO_RECORDS
         shown = [run for column in columns.values() for run in column.values()]
         partial_runs = [(r["experiment"], r["step"], r["wall_time_seconds"]) for r in shown if r["status"] == "time_limit"]
-        return table(columns) + partial_footnote(partial_runs)
+        text = table(columns)
+        if text.startswith("|"):
+            text = transpose_markdown(text, "model / task")
+        return text + partial_footnote(partial_runs)
 
-    build.__doc__ = f"bAbI: {getattr(table, 'func', table).__doc__}"  # a partial: its function's
+    build.__doc__ = f"bAbI, transposed to one row per model: {getattr(table, 'func', table).__doc__}"  # a partial: its function's
     return build
 
 

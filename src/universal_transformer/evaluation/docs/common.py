@@ -81,6 +81,19 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([_row(header), "|---" * len(header) + "|", *map(_row, rows)])
 
 
+def transpose_markdown(table: str, corner: str) -> str:
+    """The markdown ``table`` (as :func:`markdown_table` writes it; no cell holds a ``|``) with
+    rows and columns swapped and ``corner`` as its top-left cell: a table of many models by
+    a few tasks reads down the page rather than across it."""
+    rows = [[cell.strip() for cell in line.strip()[1:-1].split("|")] for line in table.split("\n")]
+    del rows[1]  # the rule
+    if len({len(row) for row in rows}) != 1:
+        raise ValueError(f"transpose_markdown: rows of unequal length in a table headed {rows[0]}")
+    columns = [list(column) for column in zip(*rows)]
+    columns[0][0] = corner
+    return markdown_table(columns[0], columns[1:])
+
+
 LSTM_CLASSES = ("LSTMSeq2Seq", "LSTMLanguageModel")
 
 
