@@ -68,14 +68,13 @@ def test_babi_seeds_table_mean_and_std_over_seeds():
     apart = [babi_record("babi/en/ut/task1", 0, -3.0, {1: 0.5}), babi_record("babi/en/ut/seed-1/task1", 1, -1.0, {1: 2.0}),
              babi_record("babi/en/joint", 0, -5.0, {1: 0.0}), babi_record("babi/en/joint/seed-1", 1, -5.0, {1: 1.0})]
     assert TABLES["babi-seeds"](apart).split("\n")[:3] == [
-        "| task | en/ut | en/joint |", "|---|---|---|", "| 1 | 1.2 ± 1.1 (2) | 0.5 ± 0.7 (2) |"]
+        "| model / task | 1 | average error (per seed) |", "|---|---|---|", "| en/ut | 1.2 ± 1.1 (2) | 1.2 ± 1.1 (2) |"]
     assert list(docs.babi_columns(apart)) == ["en/ut", "en/joint"]
     assert TABLES["babi-seeds"](records) == "\n".join([
-        "| task | en/ut | en/joint |",
-        "|---|---|---|",
-        "| 1 | 2.0 ± 1.5 (3) | 0.5 ± 0.7 (2) |",
-        "| 2 | 11.0 ± 1.4 (2) | 25.0 ± 7.1 (2) |",
-        "| average error (per seed) | 6.1 ± 0.2 (2) | 12.8 ± 3.2 (2) |",
+        "| model / task | 1 | 2 | average error (per seed) |",
+        "|---|---|---|---|",
+        "| en/ut | 2.0 ± 1.5 (3) | 11.0 ± 1.4 (2) | 6.1 ± 0.2 (2) |",
+        "| en/joint | 0.5 ± 0.7 (2) | 25.0 ± 7.1 (2) | 12.8 ± 3.2 (2) |",
     ])
     assert TABLES["babi-seeds"](records[-1:] + records[:1]) == docs.NO_RECORDS
 

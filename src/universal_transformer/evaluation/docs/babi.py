@@ -68,10 +68,10 @@ def babi_columns(records: list[RunRecord]) -> dict[str, dict[int, dict[str, Any]
 @register_table("babi-seeds")
 def babi_seeds_table(records: list[RunRecord]) -> str:
     """bAbI test error over seeds (``babi_report.seeds_table``), for the columns with more
-    than one seed of some task; a joint run counts for each of its tasks."""
+    than one seed of some task, one row per model; a joint run counts for each of its tasks."""
     groups = {name: _by_task(runs) for name, runs in _babi_runs(records).items()}
     groups = {name: tasks for name, tasks in groups.items() if any(len(runs) > 1 for runs in tasks.values())}
-    return seeds_table(groups) if groups else NO_RECORDS
+    return transpose_markdown(seeds_table(groups), "model / task") if groups else NO_RECORDS
 
 
 def _by_task(runs: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
