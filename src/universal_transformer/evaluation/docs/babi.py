@@ -205,7 +205,7 @@ def babi_readings_table(records: list[RunRecord]) -> str:
 def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) -> Builder:
     """A table builder over every bAbI model (:func:`babi_columns`): ``table`` writes one
     column per model, as the paper's Table 1 does; the page shows one row per model, since
-    there are some 80 of them and 20 tasks."""
+    the models measured far outnumber the 20 tasks."""
     def build(records: list[RunRecord]) -> str:
         columns = babi_columns(records)
         if not columns:
