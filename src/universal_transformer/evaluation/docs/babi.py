@@ -71,7 +71,14 @@ def babi_seeds_table(records: list[RunRecord]) -> str:
     than one seed of some task, one row per model; a joint run counts for each of its tasks."""
     groups = {name: _by_task(runs) for name, runs in _babi_runs(records).items()}
     groups = {name: tasks for name, tasks in groups.items() if any(len(runs) > 1 for runs in tasks.values())}
-    return transpose_markdown(seeds_table(groups), "model / task") if groups else NO_RECORDS
+    return _one_row_per_model(seeds_table(groups)) if groups else NO_RECORDS
+
+
+def _one_row_per_model(table: str) -> str:
+    """A babi_report table (one column per model, as the paper's Table 1) turned to one row per
+    model: the models measured far outnumber the 20 tasks. Text that is not a table (a
+    "no records" line) is returned as it is."""
+    return transpose_markdown(table, "model / task") if table.startswith("|") else table
 
 
 def _by_task(runs: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -203,19 +210,15 @@ def babi_readings_table(records: list[RunRecord]) -> str:
 
 
 def _babi_builder(table: Callable[[dict[str, dict[int, dict[str, Any]]]], str]) -> Builder:
-    """A table builder over every bAbI model (:func:`babi_columns`): ``table`` writes one
-    column per model, as the paper's Table 1 does; the page shows one row per model, since
-    the models measured far outnumber the 20 tasks."""
+    """A table builder over every bAbI model (:func:`babi_columns`), shown one row per model
+    (:func:`_one_row_per_model`), with a footnote naming the partial runs."""
     def build(records: list[RunRecord]) -> str:
         columns = babi_columns(records)
         if not columns:
             return NO_RECORDS
         shown = [run for column in columns.values() for run in column.values()]
         partial_runs = [(r["experiment"], r["step"], r["wall_time_seconds"]) for r in shown if r["status"] == "time_limit"]
-        text = table(columns)
-        if text.startswith("|"):
-            text = transpose_markdown(text, "model / task")
-        return text + partial_footnote(partial_runs)
+        return _one_row_per_model(table(columns)) + partial_footnote(partial_runs)
 
     build.__doc__ = f"bAbI, transposed to one row per model: {getattr(table, 'func', table).__doc__}"  # a partial: its function's
     return build
