@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 import torch  # noqa: E402
 
 from ..data.babi import BabiExample  # noqa: E402
@@ -156,5 +157,7 @@ def plot_learning_curves(curves: dict[str, list[tuple[float, float]]], out: str 
         ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=2, label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    # Steps and stories run to the hundreds of thousands: "250k", not digits that run together.
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}"))
     return _save_line_plot(fig, ax, out)
 

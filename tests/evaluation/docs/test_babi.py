@@ -339,6 +339,27 @@ def test_joint17_floor_table_reads_task_17_from_the_joint_models_every_10000_ste
     assert docs.FIGURES["babi-floor-joint17"]([floor2, q8], tmp_path / "f.png")
     assert not docs.FIGURES["babi-floor-joint17"]([floor2, alone], tmp_path / "g.png")
 
+    # Seed 0 trained on from its step 15,000 model: one column, the new leg from step 15,000 on.
+    on = run("ut-act-t2t-v2-joint-10k-min2-long", {}, [
+        {"step": 16000, "task17/error": 33.0}, {"step": 20000, "task17/error": 30.0, "task17/ponder_question": 4.0},
+        {"step": 30000, "task17/error": 28.0, "task17/ponder_question": 4.5}],
+        test={"task17/error": 27.0, "mean_error": 5.0}, status="time_limit", steps=30500)
+    on.config["train"]["init_step"] = 15000
+    table = TABLES["babi-floor-joint17"]([q8, on, floor2])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| step | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2), trained on as -long "
+        "| en-10k/ut-act-t2t-v2-joint-10k-min2-q8 (ACT, facts' floor 2, question's 8) |",
+        "|---|---|---|",
+        "| 10,000 | 38.0 (3.0) | 30.0 (9.0) |",
+        "| 12,000 | - | 25.0 |",
+        "| 20,000 | 30.0 (4.0) | - |",  # the later leg's, not the first leg's 36.5
+        "| 30,000 | 28.0 (4.5) | - |",
+        "| test | **27.0** | - |",  # the last leg's model
+    ])
+    assert "ut-act-t2t-v2-joint-10k-min2-long (step 30500" in table
+    assert docs.FIGURES["babi-floor-joint17"]([on, floor2], tmp_path / "h.png") is False  # one lineage: one curve
+    assert docs.FIGURES["babi-floor-joint17"]([on, floor2, q8], tmp_path / "i.png")
+
 
 def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():
     def run(name, model, test, seed=0, **fields):

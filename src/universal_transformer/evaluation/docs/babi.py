@@ -424,6 +424,39 @@ def _seeded_floor_label(record: RunRecord) -> str:
     return _floor_label(record) + (f", seed {_seed(record)}" if _seed(record) else "")
 
 
+# A floor study's entry is an experiment, or a lineage: one model trained on in legs, each leg a
+# record of its own warm-started (train.init_from, train.init_step) from the previous leg's model.
+FloorEntry = str | tuple[str, ...]
+
+
+def _floor_lineages(records: list[RunRecord], study: tuple[FloorEntry, ...]) -> list[list[RunRecord]]:
+    """The legs found of each entry of ``study``, in its order; entries with no record left out."""
+    found = {r.experiment: r for r in records if r.history}
+    lineages = [[found[name] for name in ((entry,) if isinstance(entry, str) else entry) if name in found]
+                for entry in study]
+    return [legs for legs in lineages if legs]
+
+
+def _lineage_curve(legs: list[RunRecord], task: int, metric: str = "error") -> dict[int, float]:
+    """:func:`task_curve` of a lineage: each leg up to the step the next one started from (its
+    ``init_step``; a leg restarts from an earlier model, not from where the previous leg stopped)."""
+    curve: dict[int, float] = {}
+    for leg, following in zip(legs, [*legs[1:], None]):
+        points = task_curve(leg, task, metric)
+        if following is not None:
+            start = following.config["train"].get("init_step") or min(task_curve(following, task, metric), default=0)
+            points = {step: value for step, value in points.items() if step <= start}
+        curve.update(points)
+    return curve
+
+
+def _lineage_label(legs: list[RunRecord]) -> str:
+    """:func:`_seeded_floor_label` of the first leg, and the later legs by what they add to its name."""
+    first = legs[0].experiment
+    later = [leg.experiment.removeprefix(first) for leg in legs[1:]]
+    return _seeded_floor_label(legs[0]) + (f", trained on as {', '.join(later)}" if later else "")
+
+
 def _halting_label(record: RunRecord) -> str:
     """How a bAbI model's positions halt: ACT and its floors, or a fixed depth."""
     model = record.config["model"]
@@ -436,12 +469,13 @@ def _halting_label(record: RunRecord) -> str:
     return halting
 
 
-def floor_table(records: list[RunRecord], study: tuple[str, ...], task: int, every: int) -> str:
+def floor_table(records: list[RunRecord], study: tuple[FloorEntry, ...], task: int, every: int) -> str:
     """Task ``task``'s validation error (%) and, in brackets, its question's ponder time in the runs
-    of ``study`` (a column each), every ``every`` steps and at each run's last evaluation; then
-    its test error, scored at the step best on validation."""
-    runs = _study_runs(records, study)
-    curves = [(task_curve(r, task), task_curve(r, task, "ponder_question")) for r in runs]
+    of ``study`` (a column each, a lineage's legs in one), every ``every`` steps and at each
+    column's last evaluation; then its test error, scored at the step best on validation (of a
+    lineage, its last leg's)."""
+    lineages = _floor_lineages(records, study)
+    curves = [(_lineage_curve(legs, task), _lineage_curve(legs, task, "ponder_question")) for legs in lineages]
     steps = sorted({step for error, _ in curves for step in error
                     if step % every == 0 or step == max(error)})
     rows = []
@@ -451,10 +485,10 @@ def floor_table(records: list[RunRecord], study: tuple[str, ...], task: int, eve
         rows.append([f"{step:,}", *cells])
     if not rows:
         return NO_RECORDS
-    tests = [r.metrics.get("test", {}).get(f"task{task}/error") for r in runs]
+    tests = [legs[-1].metrics.get("test", {}).get(f"task{task}/error") for legs in lineages]
     rows.append(["test", *(f"**{error:.1f}**" if error is not None else "-" for error in tests)])
-    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
-    return markdown_table(["step", *map(_seeded_floor_label, runs)], rows) + partial_footnote(partial_runs)
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for legs in lineages for r in legs if r.partial]
+    return markdown_table(["step", *map(_lineage_label, lineages)], rows) + partial_footnote(partial_runs)
 
 
 @register_table("babi-floor")
@@ -479,10 +513,12 @@ def babi_task17_floor_table(records: list[RunRecord]) -> str:
 
 
 # The same question in the 20-task joint model (configs/babi/t2t-v2.grid): the floor-2 model (two
-# seeds) against the one whose question is held to step 8 from the first step, same seed, data
-# stream and schedule, so that the columns compare step by step.
-JOINT17_FLOOR_STUDY = tuple(f"babi/en-10k/{name}" for name in (
-    "ut-act-t2t-v2-joint-10k-min2", "ut-act-t2t-v2-joint-10k-min2/seed-1", "ut-act-t2t-v2-joint-10k-min2-q8"))
+# seeds; seed 0 with the legs it was trained on in, to 395,000 steps) against the one whose question
+# is held to step 8 from the first step, same seed, data stream and schedule, so that the columns
+# compare step by step.
+JOINT17_FLOOR_STUDY: tuple[FloorEntry, ...] = tuple(
+    tuple(f"babi/en-10k/ut-act-t2t-v2-joint-10k-{name}" for name in entry) for entry in (
+        ("min2", "min2-long", "min2-long2-395k"), ("min2/seed-1",), ("min2-q8",)))
 JOINT17_FLOOR_ROW = 10_000
 
 
@@ -580,10 +616,10 @@ def _depth_figure(records: list[RunRecord], out: Path) -> bool:
 FIGURES["babi-depth"] = _depth_figure
 
 
-def _floor_figure(records: list[RunRecord], out: Path, *, study: tuple[str, ...] = FLOOR_STUDY,
+def _floor_figure(records: list[RunRecord], out: Path, *, study: tuple[FloorEntry, ...] = FLOOR_STUDY,
                   task: int = FLOOR_TASK) -> bool:
-    """Task ``task``'s validation error against the step in the runs of ``study``."""
-    curves = {_seeded_floor_label(r): sorted(task_curve(r, task).items()) for r in _study_runs(records, study)}
+    """Task ``task``'s validation error against the step in the runs of ``study`` (a lineage one curve)."""
+    curves = {_lineage_label(legs): sorted(_lineage_curve(legs, task).items()) for legs in _floor_lineages(records, study)}
     return _draw_curves(curves, out, xlabel="training step", ylabel=f"task {task} validation error %")
 
 
