@@ -325,16 +325,15 @@ def test_joint17_floor_table_reads_task_17_from_the_joint_models_every_10000_ste
         {"step": 10000, "task17/error": 30.0, "task17/ponder_question": 9.0}, {"step": 12000, "task17/error": 25.0}],
         status="time_limit", steps=12345)
     alone = _babi_history_record("ut-act-t2t-v2-qmin8/task17", 17, [{"step": 10000, "mean_error": 9.0}])  # not in the study
+    def rows(floor2_label, *body):
+        """The table before its footnote: the floor-2 column named ``floor2_label``, then q8's."""
+        return "\n".join([f"| step | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2){floor2_label} "
+                          "| en-10k/ut-act-t2t-v2-joint-10k-min2-q8 (ACT, facts' floor 2, question's 8) |",
+                          "|---|---|---|", "| 10,000 | 38.0 (3.0) | 30.0 (9.0) |",
+                          "| 12,000 | - | 25.0 |", *body])  # 12,000: the partial q8 run's last evaluation
+
     table = TABLES["babi-floor-joint17"]([q8, alone, floor2])
-    assert table.split("\n\n")[0] == "\n".join([
-        "| step | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2) "
-        "| en-10k/ut-act-t2t-v2-joint-10k-min2-q8 (ACT, facts' floor 2, question's 8) |",
-        "|---|---|---|",
-        "| 10,000 | 38.0 (3.0) | 30.0 (9.0) |",
-        "| 12,000 | - | 25.0 |",  # the partial run's last evaluation
-        "| 20,000 | 36.5 (3.1) | - |",
-        "| test | **36.0** | - |",
-    ])
+    assert table.split("\n\n")[0] == rows("", "| 20,000 | 36.5 (3.1) | - |", "| test | **36.0** | - |")
     assert "ut-act-t2t-v2-joint-10k-min2-q8 (step 12345" in table  # partial, said so
     assert docs.FIGURES["babi-floor-joint17"]([floor2, q8], tmp_path / "f.png")
     assert not docs.FIGURES["babi-floor-joint17"]([floor2, alone], tmp_path / "g.png")
@@ -346,16 +345,10 @@ def test_joint17_floor_table_reads_task_17_from_the_joint_models_every_10000_ste
         test={"task17/error": 27.0, "mean_error": 5.0}, status="time_limit", steps=30500)
     on.config["train"]["init_step"] = 15000
     table = TABLES["babi-floor-joint17"]([q8, on, floor2])
-    assert table.split("\n\n")[0] == "\n".join([
-        "| step | en-10k/ut-act-t2t-v2-joint-10k-min2 (ACT, floor 2), trained on as -long "
-        "| en-10k/ut-act-t2t-v2-joint-10k-min2-q8 (ACT, facts' floor 2, question's 8) |",
-        "|---|---|---|",
-        "| 10,000 | 38.0 (3.0) | 30.0 (9.0) |",
-        "| 12,000 | - | 25.0 |",
-        "| 20,000 | 30.0 (4.0) | - |",  # the later leg's, not the first leg's 36.5
-        "| 30,000 | 28.0 (4.5) | - |",
-        "| test | **27.0** | - |",  # the last leg's model
-    ])
+    assert table.split("\n\n")[0] == rows(", trained on as -long",
+                                           "| 20,000 | 30.0 (4.0) | - |",  # the later leg's, not the first leg's 36.5
+                                           "| 30,000 | 28.0 (4.5) | - |",
+                                           "| test | **27.0** | - |")  # the last leg's model
     assert "ut-act-t2t-v2-joint-10k-min2-long (step 30500" in table
     assert docs.FIGURES["babi-floor-joint17"]([on, floor2], tmp_path / "h.png") is False  # one lineage: one curve
     assert docs.FIGURES["babi-floor-joint17"]([on, floor2, q8], tmp_path / "i.png")
