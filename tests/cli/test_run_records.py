@@ -52,6 +52,15 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert again.status == "rescored" and again.steps == 24 and "len5/char_accuracy" in again.metrics["test"]
     assert again.metrics["validation"] == record.metrics["validation"]
     assert again.parameters == record.parameters and again.history == record.history
+    # Re-scoring the other split into the same record keeps the first re-score (the run's own
+    # record.json still has the run's test metrics): one record, both splits re-scored.
+    rescored = run_ut("eval", str(run), "--split", "validation", "--record", "algorithmic/tiny-ut-len5",
+                      "--results", str(results))
+    assert rescored.returncode == 0, rescored.stderr
+    both = RunRecord.load(results / "algorithmic/tiny-ut-len5.json")
+    assert both.metrics["test"] == again.metrics["test"] and "len5/char_accuracy" in both.metrics["test"]
+    assert both.metrics["validation"] and both.status == "rescored"
+    assert sorted(n.split(":")[0] for n in both.notes if " re-scored by" in n) == ["test re-scored by", "validation re-scored by"]
 
     # Scoring a partial run's best model on test (what the lanes do at their deadline) keeps it
     # partial: the run's record as a time limit would have left it, best model and all.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from universal_transformer.data.babi import (
-    BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize, usual_answers,
+    BabiExample, BabiFormatError, most_recent_candidate, read_babi, seen_answers, story_key, task_file, tokenize, usual_answers,
 )
 
 BABI = Path(__file__).resolve().parents[3] / "shared" / "data" / "babi"
@@ -205,3 +205,21 @@ def test_usual_answers_is_the_most_frequent_answer_per_task_and_question():
                 ask("is a bigger", "yes", task=17)]  # each task on its own
     assert usual_answers(examples) == {(18, ("is", "a", "bigger")): "no", (18, ("is", "b", "bigger")): "no",
                                        (17, ("is", "a", "bigger")): "yes"}
+
+
+def test_seen_answers_match_a_question_only_on_the_same_story():
+    def ask(facts, question, answer, task=17):
+        return BabiExample([f.split() for f in facts], question.split(), answer, [], task)
+
+    story = ["the square is left of the circle", "the circle is above the triangle"]
+    training = [ask(story, "is the square left of the triangle", "yes")]
+    seen = seen_answers(training)
+    assert seen == {story_key(training[0]): "yes"}
+    assert story_key(ask(list(story), "is the square left of the triangle", "no")) in seen  # same story, same text
+    for other in (ask(story[::-1], "is the square left of the triangle", "yes"),  # facts in another order
+                  ask(story[:1], "is the square left of the triangle", "yes"),  # a fact fewer
+                  ask(story, "is the triangle left of the square", "yes"),  # another question
+                  ask(["the square is left of the circle the circle", "is above the triangle"],
+                      "is the square left of the triangle", "yes"),  # the same words, cut elsewhere
+                  ask(story, "is the square left of the triangle", "yes", task=18)):  # another task
+        assert story_key(other) not in seen

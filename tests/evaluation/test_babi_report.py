@@ -136,7 +136,8 @@ def test_role_ponder_table_shows_supporting_other_question():
 
 
 @pytest.mark.parametrize(("baseline", "label"), [("recent", "answering the latest candidate"),
-                                                 ("question", "answering the question's usual answer")])
+                                                 ("question", "answering the question's usual answer"),
+                                                 ("seen", "answering as training answered the same story")])
 def test_baseline_table_shows_failed_tasks_and_their_error_where_the_baseline_is_right_or_wrong(baseline, label):
     from universal_transformer.evaluation.babi_report import baseline_table
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from universal_transformer.config import ConfigError, StoryQAConfig
+from universal_transformer.data.babi import read_babi
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
 from universal_transformer.tasks.babi import DEPTH_MEASURES, ROLES, BabiTask, _summary, error_percent, parse_tasks
@@ -515,6 +516,23 @@ def test_every_babi_config_loads():
         assert experiment.task.name == "babi", path
 
 
+def _assert_baseline_split(task: BabiTask, number: int, baseline: str, right: list[bool]) -> dict:
+    """A tiny model's test metrics: the ``baseline``'s error is the share of test questions not
+    ``right``, and the model's error where it is right and where wrong is counted from its own
+    answers, batch by batch, apart from the evaluation."""
+    data = task.splits["test"]
+    model = _tiny_model(task, seed=3, num_steps=2, dropout=0, embedding_dropout=0)
+    result = task.evaluate(model, "test")
+    assert result[f"task{number}/{baseline}_baseline_error"] == pytest.approx(100.0 * (1 - sum(right) / len(right)))
+    with torch.no_grad():
+        wrong = torch.cat([model(data.facts[i:i + 50], data.question[i:i + 50]).logits.argmax(-1)
+                           for i in range(0, len(data), 50)]).ne(data.labels).tolist()
+    for side, where in (("right", right), ("wrong", [not r for r in right])):
+        errs = [w for w, keep in zip(wrong, where) if keep]
+        assert result[f"task{number}/error_if_{baseline}_{side}"] == pytest.approx(100.0 * sum(errs) / len(errs))
+    return result
+
+
 @needs_data
 def test_question_only_baseline_and_the_error_where_it_is_right_and_where_wrong():
     """Task 18 (size reasoning): a question's text alone often settles it (the chocolate is the
@@ -531,17 +549,26 @@ def test_question_only_baseline_and_the_error_where_it_is_right_and_where_wrong(
     right = [usual.get(" ".join(q.split(" ", 1)[1].rstrip(" ?").lower().split())) == a for q, a, _ in test]
     assert 0 < sum(right) < len(right)
 
-    data = task.splits["test"]
-    model = _tiny_model(task, seed=3, num_steps=2, dropout=0, embedding_dropout=0)
-    result = task.evaluate(model, "test")
-    assert result["task18/question_baseline_error"] == pytest.approx(100.0 * (1 - sum(right) / len(right)))
-    with torch.no_grad():
-        wrong = torch.cat([model(data.facts[i:i + 50], data.question[i:i + 50]).logits.argmax(-1)
-                           for i in range(0, len(data), 50)]).ne(data.labels).tolist()
-    for side, where in (("right", right), ("wrong", [not r for r in right])):
-        errs = [w for w, keep in zip(wrong, where) if keep]
-        assert result[f"task18/error_if_question_{side}"] == pytest.approx(100.0 * sum(errs) / len(errs))
+    result = _assert_baseline_split(task, 18, "question", right)
     assert "task18/recent_baseline_error" not in result  # yes/no answers: no fact says them
+
+
+@needs_data
+def test_lookup_baseline_and_the_error_on_questions_training_holds_verbatim():
+    """Task 17 (positional reasoning) draws small stories from a small world: some test questions
+    are training questions word for word, story and all; the errors on those and on the rest are
+    reported apart."""
+    task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [17], "memory_size": 20,
+                     "eval_batch_size": 64}, seed=0)
+    training = {(tuple(map(tuple, ex.facts)), tuple(ex.question)) for ex in task._load()["train"]}
+    test = read_babi(BABI / "en" / "qa17_positional-reasoning_test.txt", 17)
+    held = [(tuple(map(tuple, ex.facts)), tuple(ex.question)) in training for ex in test]
+    assert 0 < sum(held) < len(held)
+
+    _assert_baseline_split(task, 17, "seen", held)
+    model = _tiny_model(task, seed=3, num_steps=2, dropout=0, embedding_dropout=0)
+    train = task.evaluate(model, "train")  # every training question is held by training
+    assert train["task17/seen_baseline_error"] == 0.0 and "task17/error_if_seen_wrong" not in train
 
 
 @needs_data

@@ -446,7 +446,8 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
     the evaluated model is another one than the run's best (``model_dir``, e.g. averaged
     checkpoints), the other split's metrics are left out: they measured the best model.
     ``previous`` (the record file this one replaces) hands on its training-set metrics
-    (:func:`train_scored_record`) when it measured the same model, and is the base of the
+    (:func:`train_scored_record`) and its metrics of the other split (an earlier re-score,
+    e.g. with a measure added since) when it measured the same model, and is the base of the
     new record when the run folder is a published model (no record, no training log).
     """
     from ..evaluation.records import git_commit, history_from_log, machine_info
@@ -463,6 +464,9 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         if not own_best:
             notes.append(f"evaluated model: {model_dir}; the {other} metrics of the run's best model are left out")
         metrics = {split: evaluated, other: old.metrics[other] if own_best else {}}
+        if own_best and previous is not None and previous.metrics.get(other) and _same_model(old, previous):
+            metrics[other] = previous.metrics[other]  # the record replaced re-scored the other split of this model: kept
+            notes += [n for n in previous.notes if n.startswith(f"{other} re-scored by: ") and n not in notes]
         if own_best and previous is not None and "train" in previous.metrics and _same_model(old, previous):
             metrics["train"] = previous.metrics["train"]  # the record replaced measured the same model there
             notes += [n for n in previous.notes if n.startswith("train scored by: ")]

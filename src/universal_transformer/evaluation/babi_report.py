@@ -132,7 +132,9 @@ def baseline_table(columns: Columns, baseline: str = "recent") -> str:
     """Markdown table of what the failed tasks' errors are, against a baseline policy: per task
     that some model fails, the test error of the baseline (``recent``: answering with the
     candidate the story mentions last, ``recent_baseline_error``; ``question``: the answer
-    training gives the question's text most often, ``question_baseline_error``), then per model
+    training gives the question's text most often, ``question_baseline_error``; ``seen``: the
+    answer training gives the same question on the same story, where it holds it verbatim,
+    ``seen_baseline_error``, so "right" is the questions memory can answer), then per model
     that fails it ``error (error where the baseline is right / where it is wrong)``, in %
     (``error_if_recent_right``, ``error_if_recent_wrong``, ...). Models whose records predate
     the measure are left out."""
@@ -158,7 +160,8 @@ def baseline_table(columns: Columns, baseline: str = "recent") -> str:
     return "\n".join(lines)
 
 
-BASELINES = {"recent": "answering the latest candidate", "question": "answering the question's usual answer"}
+BASELINES = {"recent": "answering the latest candidate", "question": "answering the question's usual answer",
+             "seen": "answering as training answered the same story"}
 """The baseline policies of :func:`baseline_table` and the header of their error column."""
 
 

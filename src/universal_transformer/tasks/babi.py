@@ -14,7 +14,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, task_file, tokenize, usual_answers
+from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, seen_answers, story_key, task_file, tokenize, usual_answers
 from ..data.batch import StoryBatch
 from ..data.bucketing import BucketBatcher
 from ..modules.recurrence import HaltingStats
@@ -54,6 +54,7 @@ class EncodedSplit:
     recent: Tensor  # [N] the recency baseline's answer (index into answers), -1 where it has none
     usual: Tensor  # [N] the question-only baseline's answer (usual_answers), -1 for a question training never asks
     support_rank: Tensor  # [N, F + 1] k at the k-th supporting fact as the question line lists it, else 0
+    seen: Tensor  # [N] the lookup baseline's answer (seen_answers), -1 for a question training does not hold verbatim
 
     def __len__(self) -> int:
         return self.labels.shape[0]
@@ -264,6 +265,7 @@ class BabiTask(Task):
         for ex in raw["train"]:
             self.candidates[ex.task].add(ex.answer)
         self.usual_answers = usual_answers(raw["train"])
+        self.seen_answers = seen_answers(raw["train"])
         # Each split is encoded when first used: `ut eval --split test` and `ut plot` of the 10k joint
         # set would otherwise encode the 172k training questions (2 GB) for nothing.
         self._raw = raw
@@ -339,6 +341,7 @@ class BabiTask(Task):
         roles[:, -1] = ROLES.index("question")
         latest = np.full(n, -1, dtype=np.int64)
         usual = np.full(n, -1, dtype=np.int64)
+        seen = np.full(n, -1, dtype=np.int64)
         support_rank = np.zeros((n, f + 1), dtype=np.int64)
         supporting_role, other_role = ROLES.index("supporting"), ROLES.index("other")
         for i, ex in enumerate(examples):
@@ -347,6 +350,8 @@ class BabiTask(Task):
                 latest[i] = answer_index[baseline]
             if (answer := self.usual_answers.get((ex.task, tuple(ex.question)))) is not None:
                 usual[i] = answer_index[answer]
+            if (answer := self.seen_answers.get(story_key(ex))) is not None:
+                seen[i] = answer_index[answer]
             recent = ex.facts[-f:]
             first = len(ex.facts) - len(recent)  # index in ex.facts of the oldest fact kept
             start = f - len(recent)  # right-aligned: the newest fact sits just before the question
@@ -375,6 +380,7 @@ class BabiTask(Task):
             torch.tensor(labels, dtype=torch.long), torch.tensor([ex.task for ex in examples]),
             torch.tensor([len(ex.supporting) for ex in examples]),
             torch.from_numpy(roles), torch.from_numpy(latest), torch.from_numpy(usual), torch.from_numpy(support_rank),
+            torch.from_numpy(seen),
         )
 
     def model_overrides(self) -> dict[str, Any]:
@@ -420,6 +426,11 @@ class BabiTask(Task):
         for the question-only baseline (:func:`usual_answers`: the answer training gives the
         question's text most often), ``taskN/question_baseline_error``, ``taskN/error_if_question_right``
         and ``..._wrong``: a model that answers from the question alone errs on the second only.
+        And for the lookup baseline (:func:`seen_answers`: training's answer to the same question
+        on the same story, where training holds it verbatim), ``taskN/seen_baseline_error`` (the
+        share of questions training does not hold), ``taskN/error_if_seen_right`` (the error on
+        those it holds, which memory can answer) and ``..._wrong`` (on the rest: the error that
+        measures the reasoning).
 
         ``split`` may also be ``train`` (the training stories, less the held-out validation
         ones): a model that errs there as much as on validation underfits, it does not overfit."""
@@ -502,7 +513,8 @@ class BabiTask(Task):
             error = error_percent(task_hit)
             errors.append(error)
             result[f"task{task}/error"] = error
-            for name, baseline in (("recent", data.recent[mask]), ("question", data.usual[mask])):
+            for name, baseline in (("recent", data.recent[mask]), ("question", data.usual[mask]),
+                                   ("seen", data.seen[mask])):
                 if bool(baseline.ge(0).any()):
                     right = baseline.eq(data.labels[mask])
                     result[f"task{task}/{name}_baseline_error"] = error_percent(right)

@@ -634,6 +634,7 @@ register_table("babi-runs")(_babi_builder(runs_table))
 register_table("babi-roles")(_babi_builder(role_ponder_table))
 register_table("babi-recency")(_babi_builder(baseline_table))
 register_table("babi-question")(_babi_builder(partial(baseline_table, baseline="question")))
+register_table("babi-seen")(_babi_builder(partial(baseline_table, baseline="seen")))
 
 
 @register_table("babi-fit")
