@@ -464,12 +464,13 @@ def rescored_record(run_dir: Path, experiment: ExperimentConfig, split: str, met
         if not own_best:
             notes.append(f"evaluated model: {model_dir}; the {other} metrics of the run's best model are left out")
         metrics = {split: evaluated, other: old.metrics[other] if own_best else {}}
-        if own_best and previous is not None and previous.metrics.get(other) and _same_model(old, previous):
-            metrics[other] = previous.metrics[other]  # the record replaced re-scored the other split of this model: kept
-            notes += [n for n in previous.notes if n.startswith(f"{other} re-scored by: ") and n not in notes]
-        if own_best and previous is not None and "train" in previous.metrics and _same_model(old, previous):
-            metrics["train"] = previous.metrics["train"]  # the record replaced measured the same model there
-            notes += [n for n in previous.notes if n.startswith("train scored by: ")]
+        if own_best and previous is not None and _same_model(old, previous):  # the record replaced measured this model
+            if previous.metrics.get(other):  # an earlier re-score of the other split: kept
+                metrics[other] = previous.metrics[other]
+                notes += [n for n in previous.notes if n.startswith(f"{other} re-scored by: ") and n not in notes]
+            if "train" in previous.metrics:
+                metrics["train"] = previous.metrics["train"]
+                notes += [n for n in previous.notes if n.startswith("train scored by: ")]
         return RunRecord(
             experiment=name, task=old.task, config=old.config, command=old.command, seeds=old.seeds,
             commit=old.commit, machine=old.machine, wall_time_seconds=old.wall_time_seconds, steps=old.steps,

@@ -14,7 +14,10 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ConfigError
-from ..data.babi import BabiExample, BabiFormatError, most_recent_candidate, read_babi, seen_answers, story_key, task_file, tokenize, usual_answers
+from ..data.babi import (
+    BabiExample, BabiFormatError, most_recent_candidate, read_babi, seen_answers, story_key, task_file, tokenize,
+    usual_answers,
+)
 from ..data.batch import StoryBatch
 from ..data.bucketing import BucketBatcher
 from ..modules.recurrence import HaltingStats
