@@ -48,6 +48,17 @@ def test_best_seed_on_validation_and_failed_count(tmp_path):
     assert "| 2 | 11.0 |" in error_table({"UT": best}) and "| 2 | 3.50 ± 1.25 |" in ponder_table({"UT": best})
 
 
+def test_seeds_compare_on_their_mean_validation_error_whatever_their_selection():
+    """A joint seed kept on the pooled error (``task.selection: pooled``) has a score of minus
+    that; the best seed is still the one lowest on the mean over tasks."""
+    mean_kept = {"validation": {"mean_error": 4.0, "score": -4.0}, "test": {"task1/error": 1.0}}
+    pooled_kept = {"validation": {"mean_error": 4.2, "pooled_error": 3.5, "score": -3.5}, "test": {"task1/error": 9.0}}
+    assert best_of_seeds([pooled_kept, mean_kept])[1] is mean_kept
+    scored_only = [{"validation": {"score": -2.0}, "test": {"task1/error": 1.0}},  # no mean error: the score decides
+                   {"validation": {"score": -1.0}, "test": {"task1/error": 2.0}}]
+    assert best_of_seeds(scored_only)[1] is scored_only[1]
+
+
 def test_a_recorded_five_percent_error_with_float32_noise_does_not_fail():
     """Records written before errors were computed from counts hold exactly 50 wrong of 1000
     as 5.0000011920928955: still 5%, which does not fail (> 5%); 5.1% does."""

@@ -66,7 +66,7 @@ def test_exactly_five_percent_error_is_five_and_does_not_fail(wrong, questions):
     not; float32's 1 - mean had made it 5.0000012."""
     right = torch.arange(questions) >= wrong
     assert error_percent(right) == 5.0
-    assert _summary([error_percent(right)])["failed_tasks"] == 0
+    assert _summary([error_percent(right)], None, "mean")["failed_tasks"] == 0
     assert error_percent(torch.arange(questions) > wrong) > 5.0  # one more wrong fails
 
 
@@ -580,10 +580,42 @@ def test_a_joint_task_names_its_tasks_and_merges_their_metrics():
                                        "task8": {"task1/error": 50.0, "task8/error": 7.5, "task8/ponder_time": 3.0}})
     assert merged == {"task1/error": 2.0, "task8/error": 7.5, "task8/ponder_time": 3.0,
                       "mean_error": 4.75, "failed_tasks": 1, "score": -4.75}
+    counted = joint.merge_task_metrics({"task1": {"task1/error": 2.0, "task1/questions": 100},
+                                        "task8": {"task8/error": 7.5, "task8/questions": 300}})
+    assert counted["pooled_error"] == pytest.approx((2.0 * 100 + 7.5 * 300) / 400) and counted["score"] == -4.75
     with pytest.raises(ConfigError, match="none for task8"):
         joint.merge_task_metrics({"task1": {"task1/error": 2.0}})
     single = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1], "memory_size": 20}, seed=0)
     assert single.task_names() == [] and single.task_scores({"task1/error": 2.0, "mean_error": 2.0}) == {}
+
+
+@needs_data
+def test_pooled_selection_weighs_each_task_by_its_validation_questions():
+    """At 10k, task 3 validates on its 1k file's held-out stories, a tenth of task 1's
+    questions: ``selection: pooled`` scores the error over all the questions together, recounted
+    here from the model's answers; ``mean`` (the default) the average of the two tasks' errors."""
+    opts = {"name": "babi", "data_dir": str(BABI), "set": "en-10k", "tasks": [1, 3], "memory_size": 20,
+            "eval_batch_size": 256}
+    task = BabiTask(opts, seed=0)
+    model = _tiny_model(task, seed=3, num_steps=2, dropout=0, embedding_dropout=0)
+    data = task.splits["validation"]
+    with torch.no_grad():
+        answers = torch.cat([model(data.facts[i : i + 256], data.question[i : i + 256]).logits.argmax(-1)
+                             for i in range(0, len(data), 256)])
+    wrong = {t: int((answers != data.labels)[data.task == t].sum()) for t in (1, 3)}
+    questions = {t: int((data.task == t).sum()) for t in (1, 3)}
+    assert questions[3] * 5 < questions[1]
+    pooled = 100.0 * (wrong[1] + wrong[3]) / (questions[1] + questions[3])
+    mean = (100.0 * wrong[1] / questions[1] + 100.0 * wrong[3] / questions[3]) / 2
+
+    result = task.evaluate(model, "validation")
+    assert {t: result[f"task{t}/questions"] for t in (1, 3)} == questions
+    assert result["pooled_error"] == pytest.approx(pooled, abs=1e-9) and result["mean_error"] == pytest.approx(mean, abs=1e-9)
+    assert abs(pooled - mean) > 0.1 and result["score"] == -result["mean_error"]
+    by_pool = BabiTask({**opts, "selection": "pooled"}, seed=0).evaluate(model, "validation")
+    assert by_pool["score"] == pytest.approx(-pooled, abs=1e-9) and by_pool["mean_error"] == result["mean_error"]
+    with pytest.raises(ConfigError, match="task.selection must be 'mean' or 'pooled', got 'median'"):
+        BabiTask({**opts, "selection": "median"}, seed=0)
 
 
 @needs_data
@@ -599,7 +631,8 @@ def test_one_task_of_a_joint_task_evaluates_its_questions_alone_as_the_whole_doe
     assert {k for k in alone if k.startswith("task")} == set(own)
     assert alone["task2/error"] == own["task2/error"]
     assert alone["task2/error"] == alone["mean_error"]
-    assert alone == pytest.approx({**own, "mean_error": own["task2/error"], "failed_tasks": int(own["task2/error"] > 5.0),
+    assert alone == pytest.approx({**own, "mean_error": own["task2/error"], "pooled_error": own["task2/error"],
+                                   "failed_tasks": int(own["task2/error"] > 5.0),
                                    "score": -own["task2/error"], "loss": alone["loss"],
                                    **{f"supporting2/{m}_{s}": alone[f"supporting2/{m}_{s}"]
                                       for m in DEPTH_MEASURES for s in ("mean", "std")},

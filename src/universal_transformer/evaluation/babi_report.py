@@ -52,16 +52,23 @@ def best_of_seeds(runs: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
 
     Runs are compared only with runs of the same task set: seeds of one single-task run
     with each other, seeds of a joint model with each other (the joint model is picked as a
-    whole, on its validation score over all its tasks)."""
+    whole, on its validation error over all its tasks: the mean over them, whatever its
+    ``task.selection`` kept the model on, so that seeds compare alike)."""
     groups: dict[tuple[int, ...], list[dict[str, Any]]] = {}
     for run in runs:
         groups.setdefault(run_tasks(run), []).append(run)
     best: dict[int, dict[str, Any]] = {}
     for tasks, group in sorted(groups.items(), key=lambda item: len(item[0])):
-        winner = max(group, key=lambda r: (r.get("validation") or {}).get("score", float("-inf")))
+        winner = max(group, key=_validation_score)
         for task in tasks:
             best.setdefault(task, winner)  # a single-task run outranks a joint run in the same root
     return best
+
+
+def _validation_score(run: dict[str, Any]) -> float:
+    """Minus the run's mean validation error (its ``score`` under the default selection)."""
+    validation = run.get("validation") or {}
+    return -validation["mean_error"] if "mean_error" in validation else validation.get("score", float("-inf"))
 
 
 Columns = dict[str, dict[int, dict[str, Any]]]  # model name -> task -> its (best) run

@@ -182,7 +182,17 @@ class BabiOptions(TaskOptions):
     larger fraction keeps a smaller one's stories and more. It asks how much data a recipe
     needs: each 1k training file is the first tenth of its 10k one, so the 10k set at 0.1 trains on
     as many stories as the 1k set (nearly the same ones), validated on the same held-out stories at
-    every fraction."""
+    every fraction.
+
+    ``selection`` picks what the validation ``score`` (the kept model, early stopping,
+    ``train.stop_at_score``) reads. ``mean``: the average error over tasks, each task counted
+    once, as the paper reports it. ``pooled``: the error over all the validation questions
+    counted together (``pooled_error``), so that a task weighs by its number of questions: at
+    10k, task 3 trains and validates from its 1k file (100 validation questions against 1,000
+    for each other task), and under ``mean`` its 100 questions moved the score more than the
+    other 19 tasks together (docs/results.md, model selection); ``pooled`` gives them a
+    tenth of another task's weight. Every evaluation reports both errors; scores of runs with
+    different selections do not compare."""
 
     name = "babi"
 
@@ -198,6 +208,7 @@ class BabiOptions(TaskOptions):
     tie_break: str = "first"
     validation: str = "held_out"
     train_fraction: float = 1.0
+    selection: str = "mean"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -205,6 +216,8 @@ class BabiOptions(TaskOptions):
             raise ConfigError(f"task.tie_break must be 'first' or 'loss', got {self.tie_break!r}")
         if self.validation not in ("held_out", "test"):
             raise ConfigError(f"task.validation must be 'held_out' or 'test', got {self.validation!r}")
+        if self.selection not in ("mean", "pooled"):
+            raise ConfigError(f"task.selection must be 'mean' or 'pooled', got {self.selection!r}")
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
         parse_tasks(self.tasks)
@@ -224,10 +237,17 @@ def error_percent(right: Tensor) -> float:
     return 100.0 * int((~right).sum()) / right.numel() if right.numel() else float("nan")
 
 
-def _summary(errors: list[float]) -> dict[str, Any]:
-    """Average error (%), failed tasks (> 5%, the paper's Section 3.1) and the selection score."""
+def _summary(errors: list[float], questions: list[int] | None, selection: str) -> dict[str, Any]:
+    """Average error (%) over tasks, failed tasks (> 5%, the paper's Section 3.1), the error
+    over all ``questions`` (per task) together, and the selection score (``BabiOptions.selection``)."""
     mean = sum(errors) / len(errors)
-    return {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors), "score": -mean}
+    result = {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors)}
+    if questions is not None:
+        result["pooled_error"] = sum(e * n for e, n in zip(errors, questions)) / sum(questions)
+    if selection == "pooled" and questions is None:
+        raise ConfigError("task.selection: pooled needs each task's number of questions (taskN/questions)")
+    result["score"] = -(result["pooled_error"] if selection == "pooled" else mean)
+    return result
 
 
 class BabiTask(Task):
@@ -509,13 +529,15 @@ class BabiTask(Task):
                     result[f"{prefix}{name}_{role}"] = role_total / role_count
 
         result: dict[str, Any] = {}
-        errors = []
+        errors, questions = [], []
         for task in tasks:
             mask = data.task == task
             task_hit = hit[mask]
             error = error_percent(task_hit)
             errors.append(error)
+            questions.append(task_hit.numel())
             result[f"task{task}/error"] = error
+            result[f"task{task}/questions"] = task_hit.numel()
             for name, baseline in (("recent", data.recent[mask]), ("question", data.usual[mask]),
                                    ("seen", data.seen[mask])):
                 if bool(baseline.ge(0).any()):
@@ -537,7 +559,7 @@ class BabiTask(Task):
                 mean = look[data.task == task].mean(0).tolist()
                 for name, value in zip(ATTENTION_COLUMNS, mean):
                     result[f"task{task}/{name}"] = value
-        result.update(_summary(errors))
+        result.update(_summary(errors, questions, self.options.selection))
         result["loss"] = torch.stack(losses).sum().item() / len(data)  # one device sync, not one per batch
         if self.options.tie_break == "loss":
             result["tie_break"] = -result["loss"]
@@ -557,7 +579,9 @@ class BabiTask(Task):
         if not names or missing:
             raise ConfigError(f"merging per-task metrics of tasks {self.tasks}: none for {', '.join(missing) or 'a single task'}")
         result = {k: v for name in names for k, v in metrics[name].items() if k.startswith(f"{name}/")}
-        return {**result, **_summary([result[f"{name}/error"] for name in names])}
+        counts = [result.get(f"{name}/questions") for name in names]  # absent from records before they were counted
+        return {**result, **_summary([result[f"{name}/error"] for name in names],
+                                     None if None in counts else counts, self.options.selection)}
 
     @staticmethod
     def _question_attention(steps: list[dict[str, Tensor]], stats: HaltingStats, support_rank: Tensor) -> Tensor:
