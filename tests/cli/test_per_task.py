@@ -73,3 +73,12 @@ def test_per_task_refusals_name_what_is_missing(tmp_path):
     assert none_kept.returncode == 2 and f"{run / 'best-per-task'}: no model kept for task1, task2" in none_kept.stderr
     other_split = run_ut("eval", str(run), "--per-task", "--split", "validation")
     assert other_split.returncode == 2 and "leave out --split validation" in other_split.stderr
+
+
+def test_eval_refuses_to_change_what_chose_the_kept_model(tmp_path):
+    """``task.selection`` chose the kept model during training: ``ut eval --set`` cannot."""
+    (tmp_path / "config.yaml").write_text("model_class: UTStoryQA\n")
+    refused = run_ut("eval", str(tmp_path), "--split", "test", "--set", "task.selection=pooled")
+    assert refused.returncode == 2
+    assert "task.selection chose the kept model during training; re-scoring it cannot choose again" in refused.stderr
+

@@ -60,6 +60,17 @@ def test_parse_tasks():
         parse_tasks("some")
 
 
+def test_pooled_error_is_counted_so_that_equal_counts_tie_exactly():
+    """81 wrong answers of the 10k joint validation split's 19,101 questions pool to the same
+    error wherever they fall (task 18 holds 1,008 questions, task 20 993, task 3 100)."""
+    sizes = [1000] * 17 + [100, 1008, 993]
+    def pooled(wrong):
+        return _summary([100.0 * w / n for w, n in zip(wrong, sizes)], sizes, "pooled")["pooled_error"]
+    in_one, spread = [0] * 20, [1] + [0] * 17 + [80, 0]
+    in_one[18] = 81
+    assert pooled(in_one) == pooled(spread) == 100.0 * 81 / sum(sizes)
+
+
 @pytest.mark.parametrize("wrong, questions", [(50, 1000), (10, 200), (5, 100), (500, 10000)])
 def test_exactly_five_percent_error_is_five_and_does_not_fail(wrong, questions):
     """A task fails at more than 5% error: exactly 5% (50 of bAbI's 1000 test questions) does
@@ -580,9 +591,14 @@ def test_a_joint_task_names_its_tasks_and_merges_their_metrics():
                                        "task8": {"task1/error": 50.0, "task8/error": 7.5, "task8/ponder_time": 3.0}})
     assert merged == {"task1/error": 2.0, "task8/error": 7.5, "task8/ponder_time": 3.0,
                       "mean_error": 4.75, "failed_tasks": 1, "score": -4.75}
-    counted = joint.merge_task_metrics({"task1": {"task1/error": 2.0, "task1/questions": 100},
-                                        "task8": {"task8/error": 7.5, "task8/questions": 300}})
-    assert counted["pooled_error"] == pytest.approx((2.0 * 100 + 7.5 * 300) / 400) and counted["score"] == -4.75
+    counts = {"task1": {"task1/error": 2.0, "task1/questions": 100}, "task8": {"task8/error": 7.0, "task8/questions": 300}}
+    counted = joint.merge_task_metrics(counts)  # 2 + 21 wrong of 400
+    assert counted["pooled_error"] == 5.75 and counted["score"] == -4.5
+    pooled = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 8], "memory_size": 20,
+                       "selection": "pooled"}, seed=0)
+    assert pooled.merge_task_metrics(counts)["score"] == -5.75
+    with pytest.raises(ConfigError, match="pooled needs each task's number of questions"):
+        pooled.merge_task_metrics({"task1": {"task1/error": 2.0, "task1/questions": 100}, "task8": {"task8/error": 7.5}})
     with pytest.raises(ConfigError, match="none for task8"):
         joint.merge_task_metrics({"task1": {"task1/error": 2.0}})
     single = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1], "memory_size": 20}, seed=0)
@@ -610,10 +626,10 @@ def test_pooled_selection_weighs_each_task_by_its_validation_questions():
 
     result = task.evaluate(model, "validation")
     assert {t: result[f"task{t}/questions"] for t in (1, 3)} == questions
-    assert result["pooled_error"] == pytest.approx(pooled, abs=1e-9) and result["mean_error"] == pytest.approx(mean, abs=1e-9)
+    assert result["pooled_error"] == pooled and result["mean_error"] == pytest.approx(mean, abs=1e-9)
     assert abs(pooled - mean) > 0.1 and result["score"] == -result["mean_error"]
     by_pool = BabiTask({**opts, "selection": "pooled"}, seed=0).evaluate(model, "validation")
-    assert by_pool["score"] == pytest.approx(-pooled, abs=1e-9) and by_pool["mean_error"] == result["mean_error"]
+    assert by_pool["score"] == -pooled and by_pool["mean_error"] == result["mean_error"]  # from the counts: exact
     with pytest.raises(ConfigError, match="task.selection must be 'mean' or 'pooled', got 'median'"):
         BabiTask({**opts, "selection": "median"}, seed=0)
 

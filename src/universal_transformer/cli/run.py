@@ -27,9 +27,13 @@ from ..training.offsets import evaluated
 from ..training.trainer import Trainer
 
 
+# Task options that chose the kept model during training: a re-score cannot choose again.
+_TRAINING_TIME_TASK_OPTIONS = frozenset({"task.selection"})
+
+
 def _eval_time_option(key: str) -> bool:
     """What `ut eval --set` may change: how the model is evaluated, never what it was trained as."""
-    return key.startswith("task.") or key == "train.eval_position_offsets"
+    return (key.startswith("task.") and key not in _TRAINING_TIME_TASK_OPTIONS) or key == "train.eval_position_offsets"
 
 
 def add_run_parsers(commands: argparse._SubParsersAction) -> None:
@@ -230,6 +234,9 @@ def load_run(run_dir: Path, overrides: list[str]) -> ExperimentConfig:
         raise ConfigError(f"{path}: not found; is {run_dir} a run directory written by 'ut train'?")
     bad = [o for o in overrides if not _eval_time_option(o.split("=", 1)[0].strip())]
     if bad:
+        key = bad[0].split("=", 1)[0].strip()
+        if key in _TRAINING_TIME_TASK_OPTIONS:
+            raise ConfigError(f"--set {bad[0]!r}: {key} chose the kept model during training; re-scoring it cannot choose again")
         raise ConfigError(f"--set {bad[0]!r}: only task options and train.eval_position_offsets can change at evaluation time")
     data = apply_overrides(load_yaml(path.read_text()), overrides)
     return ExperimentConfig.from_dict(data, source=str(path))

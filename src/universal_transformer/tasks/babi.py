@@ -190,9 +190,10 @@ class BabiOptions(TaskOptions):
     counted together (``pooled_error``), so that a task weighs by its number of questions: at
     10k, task 3 trains and validates from its 1k file (100 validation questions against 1,000
     for each other task), and under ``mean`` its 100 questions moved the score more than the
-    other 19 tasks together (docs/results.md, model selection); ``pooled`` gives them a
-    tenth of another task's weight. Every evaluation reports both errors; scores of runs with
-    different selections do not compare."""
+    other 19 tasks together (docs/results.md, bAbI, the 10k joint legs: which evaluation was
+    best is mostly task 3's draw); ``pooled`` gives them a tenth of another task's weight.
+    Every evaluation reports both errors; scores of runs with different selections do not
+    compare, and ``ut eval`` cannot change it (the kept model was chosen during training)."""
 
     name = "babi"
 
@@ -242,8 +243,8 @@ def _summary(errors: list[float], questions: list[int] | None, selection: str) -
     over all ``questions`` (per task) together, and the selection score (``BabiOptions.selection``)."""
     mean = sum(errors) / len(errors)
     result = {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors)}
-    if questions is not None:
-        result["pooled_error"] = sum(e * n for e, n in zip(errors, questions)) / sum(questions)
+    if questions is not None:  # each task's wrong answers recounted from its error, so that equal counts tie exactly
+        result["pooled_error"] = 100.0 * sum(round(e * n / 100.0) for e, n in zip(errors, questions)) / sum(questions)
     if selection == "pooled" and questions is None:
         raise ConfigError("task.selection: pooled needs each task's number of questions (taskN/questions)")
     result["score"] = -(result["pooled_error"] if selection == "pooled" else mean)
