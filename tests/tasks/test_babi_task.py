@@ -65,7 +65,9 @@ def test_pooled_error_is_counted_so_that_equal_counts_tie_exactly():
     error wherever they fall (task 18 holds 1,008 questions, task 20 993, task 3 100)."""
     sizes = [1000] * 17 + [100, 1008, 993]
     def pooled(wrong):
-        return _summary([100.0 * w / n for w, n in zip(wrong, sizes)], sizes, "pooled")["pooled_error"]
+        result = {f"task{t}/{key}": value for t, (w, n) in enumerate(zip(wrong, sizes), 1)
+                  for key, value in (("error", 100.0 * w / n), ("questions", n))}
+        return _summary(result, [f"task{t}" for t in range(1, 21)], "pooled")["pooled_error"]
     in_one, spread = [0] * 20, [1] + [0] * 17 + [80, 0]
     in_one[18] = 81
     assert pooled(in_one) == pooled(spread) == 100.0 * 81 / sum(sizes)
@@ -77,7 +79,7 @@ def test_exactly_five_percent_error_is_five_and_does_not_fail(wrong, questions):
     not; float32's 1 - mean had made it 5.0000012."""
     right = torch.arange(questions) >= wrong
     assert error_percent(right) == 5.0
-    assert _summary([error_percent(right)], None, "mean")["failed_tasks"] == 0
+    assert _summary({"task1/error": error_percent(right)}, ["task1"], "mean")["failed_tasks"] == 0
     assert error_percent(torch.arange(questions) > wrong) > 5.0  # one more wrong fails
 
 

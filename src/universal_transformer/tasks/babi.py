@@ -238,9 +238,14 @@ def error_percent(right: Tensor) -> float:
     return 100.0 * int((~right).sum()) / right.numel() if right.numel() else float("nan")
 
 
-def _summary(errors: list[float], questions: list[int] | None, selection: str) -> dict[str, Any]:
-    """Average error (%) over tasks, failed tasks (> 5%, the paper's Section 3.1), the error
-    over all ``questions`` (per task) together, and the selection score (``BabiOptions.selection``)."""
+def _summary(result: dict[str, Any], names: list[str], selection: str) -> dict[str, Any]:
+    """Average error (%) over the tasks ``names`` (``result["taskN/error"]``), failed tasks (> 5%,
+    the paper's Section 3.1), the error over all their questions together (``taskN/questions``;
+    absent from records made before they were counted) and the selection score
+    (``BabiOptions.selection``)."""
+    errors = [result[f"{name}/error"] for name in names]
+    counts = [result.get(f"{name}/questions") for name in names]
+    questions = None if None in counts else counts
     mean = sum(errors) / len(errors)
     result = {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors)}
     if questions is not None:  # each task's wrong answers recounted from its error, so that equal counts tie exactly
@@ -530,14 +535,10 @@ class BabiTask(Task):
                     result[f"{prefix}{name}_{role}"] = role_total / role_count
 
         result: dict[str, Any] = {}
-        errors, questions = [], []
         for task in tasks:
             mask = data.task == task
             task_hit = hit[mask]
-            error = error_percent(task_hit)
-            errors.append(error)
-            questions.append(task_hit.numel())
-            result[f"task{task}/error"] = error
+            result[f"task{task}/error"] = error_percent(task_hit)
             result[f"task{task}/questions"] = task_hit.numel()
             for name, baseline in (("recent", data.recent[mask]), ("question", data.usual[mask]),
                                    ("seen", data.seen[mask])):
@@ -560,7 +561,7 @@ class BabiTask(Task):
                 mean = look[data.task == task].mean(0).tolist()
                 for name, value in zip(ATTENTION_COLUMNS, mean):
                     result[f"task{task}/{name}"] = value
-        result.update(_summary(errors, questions, self.options.selection))
+        result.update(_summary(result, [f"task{task}" for task in tasks], self.options.selection))
         result["loss"] = torch.stack(losses).sum().item() / len(data)  # one device sync, not one per batch
         if self.options.tie_break == "loss":
             result["tie_break"] = -result["loss"]
@@ -580,9 +581,7 @@ class BabiTask(Task):
         if not names or missing:
             raise ConfigError(f"merging per-task metrics of tasks {self.tasks}: none for {', '.join(missing) or 'a single task'}")
         result = {k: v for name in names for k, v in metrics[name].items() if k.startswith(f"{name}/")}
-        counts = [result.get(f"{name}/questions") for name in names]  # absent from records before they were counted
-        return {**result, **_summary([result[f"{name}/error"] for name in names],
-                                     None if None in counts else counts, self.options.selection)}
+        return {**result, **_summary(result, names, self.options.selection)}
 
     @staticmethod
     def _question_attention(steps: list[dict[str, Tensor]], stats: HaltingStats, support_rank: Tensor) -> Tensor:
