@@ -247,13 +247,13 @@ def _summary(result: dict[str, Any], names: list[str], selection: str) -> dict[s
     counts = [result.get(f"{name}/questions") for name in names]
     questions = None if None in counts else counts
     mean = sum(errors) / len(errors)
-    result = {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors)}
+    summary = {"mean_error": mean, "failed_tasks": sum(e > 5.0 for e in errors)}
     if questions is not None:  # each task's wrong answers recounted from its error, so that equal counts tie exactly
-        result["pooled_error"] = 100.0 * sum(round(e * n / 100.0) for e, n in zip(errors, questions)) / sum(questions)
+        summary["pooled_error"] = 100.0 * sum(round(e * n / 100.0) for e, n in zip(errors, questions)) / sum(questions)
     if selection == "pooled" and questions is None:
         raise ConfigError("task.selection: pooled needs each task's number of questions (taskN/questions)")
-    result["score"] = -(result["pooled_error"] if selection == "pooled" else mean)
-    return result
+    summary["score"] = -(summary["pooled_error"] if selection == "pooled" else mean)
+    return summary
 
 
 class BabiTask(Task):
