@@ -281,6 +281,36 @@ def test_position_offsets_are_drawn_from_seed_and_step():
     assert 0 <= int(steps.min()) and int(steps.max()) <= 400 and steps[0].unique().numel() > 20
 
 
+def test_data_seed_draws_the_data_and_seed_the_weights(tmp_path, monkeypatch):
+    def first(**train):  # the initial weights, and the batch (with its position offsets) of step 0
+        trainer = Trainer(_experiment(**train), tmp_path / str(len(list(tmp_path.iterdir()))), progress=False)
+        weights = torch.cat([p.detach().flatten() for p in trainer.model.parameters()])
+
+        class Seen(Exception):  # stops the step at its loss, carrying the batch it was given
+            pass
+
+        def caught(model, part, *rest):
+            raise Seen(part)
+
+        monkeypatch.setattr("universal_transformer.training.trainer.batch_loss", caught)
+        with pytest.raises(Seen) as stop:
+            trainer.train_step()
+        part = stop.value.args[0]
+        return weights, part.src, part.position_offset
+
+    weights, data, offsets = first(seed=3)
+    same_weights, other_data, other_offsets = first(seed=3, data_seed=5)
+    assert torch.equal(weights, same_weights)
+    assert not torch.equal(data, other_data) and not torch.equal(offsets, other_offsets)
+    other_weights, data5, offsets5 = first(seed=4, data_seed=5)  # the data follow data_seed alone
+    assert not torch.equal(weights, other_weights)
+    assert torch.equal(data5, other_data) and torch.equal(offsets5, other_offsets)
+    _, data_seed5, offsets_seed5 = first(seed=5)  # null: seed draws the data too, as before
+    assert torch.equal(data_seed5, other_data) and torch.equal(offsets_seed5, other_offsets)
+    with pytest.raises(ConfigError, match="train.data_seed"):
+        _experiment(data_seed="five")
+
+
 def test_offsets_per_stack_train_an_encoder_decoder_and_are_refused_by_one_stack(tmp_path):
     data = yaml.safe_load(yaml.safe_dump(TINY))
     data["train"].update(steps=3, eval_every=3, position_offset_per="stack")

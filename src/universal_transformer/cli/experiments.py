@@ -151,7 +151,7 @@ def report_runs(args: argparse.Namespace) -> int:
 
 def run_plot(args: argparse.Namespace) -> int:
     experiment = load_run(args.run_dir, args.overrides)
-    task = build_task(experiment.task, seed=experiment.train.seed)
+    task = build_task(experiment.task, seed=experiment.train.task_seed)
     model = load_model(args.run_dir, None, "cpu", window=args.attention_window, window_scope=args.attention_window_scope,
                        task=task)
     options = {}

@@ -331,7 +331,7 @@ def check_task_fits(task: Task, model: PretrainedModel, folder: Path) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     experiment = load_run(args.run_dir, args.overrides)
-    task = build_task(experiment.task, seed=experiment.train.seed)
+    task = build_task(experiment.task, seed=experiment.train.task_seed)
     if args.per_task:
         return run_eval_per_task(args, experiment, task)
     window = args.attention_window
@@ -581,7 +581,7 @@ def run_generate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     _check_generate_options(args)
     experiment = load_run(args.run_dir, [])
-    task = build_task(experiment.task, seed=experiment.train.seed)
+    task = build_task(experiment.task, seed=experiment.train.task_seed)
     # As evaluation sees it: a run with train.eval_position_offsets decodes with drawn offsets
     # (drawn per batch of inputs, so there --batch-size changes the draws).
     model = evaluated(load_model(args.run_dir, None, "cpu", steps=args.steps, window=args.attention_window,

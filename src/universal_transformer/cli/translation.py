@@ -85,7 +85,7 @@ def run_tokenizer_train(args: argparse.Namespace) -> int:
 def run_translate(args: argparse.Namespace) -> int:
     set_threads(args.threads)
     experiment = load_run(args.run_dir, args.overrides)
-    task = build_task(experiment.task, seed=experiment.train.seed)
+    task = build_task(experiment.task, seed=experiment.train.task_seed)
     if not hasattr(task, "translate"):
         raise ConfigError(f"{args.run_dir} is a {task.name!r} run; 'ut translate' takes translation runs (see 'ut generate')")
     if args.beam is not None and args.beam < 1:

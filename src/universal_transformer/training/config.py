@@ -25,7 +25,12 @@ from .schedules import SCHEDULES
 class TrainConfig:
     """Optimisation, batching, evaluation and checkpointing of one run."""
 
+    # seed draws the initial weights and the dropout masks; data_seed the data (the order and
+    # batches of training examples, the position offsets, and for tasks that generate their
+    # data the examples themselves). null: seed draws both. Set apart, they separate what a
+    # seed decides (does a run leave a plateau because of its weights or its batches?).
     seed: int = 0
+    data_seed: int | None = None
     steps: int = 10_000
     optimizer: Literal["adam", "adamw"] = "adamw"
     lr: float = 1e-3
@@ -84,6 +89,11 @@ class TrainConfig:
     # run per task on all tasks' data (tensor2tensor's babi_qa_sentence_taskN problems);
     # `ut eval RUN --per-task` scores them. RUN_DIR/best stays the best on the overall score.
     keep_best_per_task: bool = False
+
+    @property
+    def task_seed(self) -> int:
+        """The seed the task (its data) is built with: ``data_seed``, or ``seed`` where that is null."""
+        return self.seed if self.data_seed is None else self.data_seed
 
     def __post_init__(self) -> None:
         check_field_types(self, prefix="train.")  # the Literal fields' choices too

@@ -107,4 +107,4 @@ def evaluated(model: nn.Module, cfg: TrainConfig) -> nn.Module:
     ``train.eval_position_offsets`` (a fixed seed, the same draws at every evaluation)."""
     if not cfg.eval_position_offsets:
         return model
-    return DrawnPositionOffsets(model, maximum=cfg.max_position_offset, per=cfg.position_offset_per, seed=cfg.seed)
+    return DrawnPositionOffsets(model, maximum=cfg.max_position_offset, per=cfg.position_offset_per, seed=cfg.task_seed)

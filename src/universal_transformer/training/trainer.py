@@ -147,7 +147,7 @@ class Trainer:
         if self.cfg.threads:
             torch.set_num_threads(self.cfg.threads)
         torch.manual_seed(self.cfg.seed)
-        self.task = build_task(experiment.task, seed=self.cfg.seed)
+        self.task = build_task(experiment.task, seed=self.cfg.task_seed)
         self.model = build_model(experiment, self.task).to(self.ctx.device)
         if self.ctx.rank:
             # Every process built the same weights from the seed; from here each draws its own
@@ -300,7 +300,7 @@ class Trainer:
         cfg, ctx = self.cfg, self.ctx
         batch = self.task.train_batch(self.step, batch_tokens=cfg.batch_tokens, max_batch_size=cfg.max_batch_size)
         if cfg.max_position_offset:
-            offsets = position_offsets(cfg.seed, self.step, batch.size, maximum=cfg.max_position_offset,
+            offsets = position_offsets(cfg.task_seed, self.step, batch.size, maximum=cfg.max_position_offset,
                                        per=cfg.position_offset_per, steps=self._offset_steps)
             batch = batch.with_position_offset(offsets)
         parts = ctx.world_size * cfg.grad_accum
@@ -432,7 +432,9 @@ class Trainer:
             best_step=self.best["step"],
             metrics={"validation": _plain(self.best["metrics"] or {}), "test": _plain(test)},
             status=status,
-            notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"] + ([
+            notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"] + (
+                [f"data_seed={self.cfg.data_seed}: the data drawn with it, the weights and dropout with seed {self.cfg.seed}"]
+                if self.cfg.data_seed is not None else []) + ([
                 f"warm start: the weights of {self.cfg.init_from} at step {self.cfg.init_step}, fresh optimiser "
                 f"moments; its steps include the ones before it, its wall time only its own"
                 + (f"; model settings changed from it: {', '.join(self.cfg.init_changes)}" if self.cfg.init_changes else "")]

@@ -51,9 +51,13 @@ def babi_group(experiment: str) -> str:
 
 
 def _babi_runs(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
-    """Column name -> the summaries of its runs with per-task test errors (every seed)."""
+    """Column name -> the summaries of its runs with per-task test errors (every seed). A run that
+    draws its stories with a seed of their own (``train.data_seed``) belongs to a seed study
+    (:func:`babi_seed_pairs_table`), not to the model tables: it is left out."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
+        if record.config.get("train", {}).get("data_seed") is not None:
+            continue
         summary = babi_summary(record)
         if run_tasks(summary):
             groups.setdefault(babi_group(record.experiment), []).append(summary)
@@ -333,6 +337,45 @@ def babi_stories_table(records: list[RunRecord]) -> str:
     header = [f"task {STORIES_STUDY_TASK} stories seen", *map(_stories_label, runs)]
     partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for r in runs if r.partial]
     return markdown_table(header, rows) + partial_footnote(partial_runs)
+
+
+# Task 16's lottery (configs/babi/t2t-single.grid): the depth-2 UT's seeds at 64 stories a step,
+# each pair of a seed of the initial weights (train.seed) and one of the training stories
+# (train.data_seed), to step 10,000; the seeds' own runs are the pairs with both alike.
+SEED_PAIRS_STUDY = ("babi/en-10k/ut-t2t-v2-steps2-nopatience", "babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k")
+SEED_PAIRS_TASK = 16
+SEED_PAIRS_STEP = 10_000
+
+
+def seed_pair(record: RunRecord) -> tuple[int, int]:
+    """A run's seed of the initial weights and seed of the training stories (``train.data_seed``, or
+    ``train.seed`` where that is null: one seed draws both)."""
+    train = record.config["train"]
+    data_seed = train.get("data_seed")
+    return train["seed"], train["seed"] if data_seed is None else data_seed
+
+
+@register_table("babi-seed-pairs")
+def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = SEED_PAIRS_STUDY,
+                          task: int = SEED_PAIRS_TASK, step: int = SEED_PAIRS_STEP) -> str:
+    """Task ``task``'s validation error (%) at step ``step`` in the runs of task ``task`` alone under
+    the folders of ``study``, one row per seed of the weights and one column per seed of the stories
+    (:func:`seed_pair`); where several runs are the same pair, their errors in the order of ``study``
+    (a run repeated exactly: the same number twice)."""
+    def place(record: RunRecord) -> int | None:  # the folder of study it lies under
+        return next((i for i, folder in enumerate(study) if record.experiment.startswith(folder + "/")), None)
+
+    runs = [r for r in family(records, "babi") if place(r) is not None and r.config["task"].get("tasks") == task]
+    cells: dict[tuple[int, int], list[str]] = {}
+    for record in sorted(runs, key=lambda r: (place(r), r.experiment)):
+        error = task_curve(record, task).get(step)
+        if error is not None:
+            cells.setdefault(seed_pair(record), []).append(f"{error:.1f}")
+    if not cells:
+        return NO_RECORDS
+    weights, stories = sorted({w for w, _ in cells}), sorted({d for _, d in cells})
+    rows = [[f"weights {w}", *(" / ".join(cells.get((w, d), ["-"])) for d in stories)] for w in weights]
+    return markdown_table([f"task {task}, step {step:,}", *(f"stories {d}" for d in stories)], rows)
 
 
 def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str,
