@@ -92,6 +92,20 @@ def test_train_writes_records_partial_then_done_and_eval_rescores(tmp_path, tiny
     assert f"partial: the best model at step {summary['best_step']} of a run stopped at step 24" in record.notes
 
 
+def test_eval_scores_a_run_on_the_data_of_its_data_seed(tmp_path, tiny_config):
+    # the algorithmic task draws its test examples from its seed: `ut eval` must draw them from
+    # train.data_seed as training did, or it would score the model on other examples
+    run = tmp_path / "run"
+    trained = run_ut("train", str(tiny_config), "--out", str(run), "--no-progress", "--set", "train.steps=4",
+                     "--set", "train.data_seed=7")
+    assert trained.returncode == 0, trained.stderr
+    rescored = run_ut("eval", str(run), "--split", "test")
+    assert rescored.returncode == 0, rescored.stderr
+    own = json.loads((run / "metrics.json").read_text())["test"]
+    again = json.loads((run / "eval-test.json").read_text())
+    assert again["teacher_forced/len12/loss"] == own["teacher_forced/len12/loss"]
+
+
 def test_a_fresh_run_keeps_a_committed_record_that_went_further_until_it_passes_it(tmp_path, tiny_config):
     # the record of a run that reached step 20, its run folder gone (another machine)
     run, results = tmp_path / "run", tmp_path / "results"

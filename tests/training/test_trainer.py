@@ -282,8 +282,10 @@ def test_position_offsets_are_drawn_from_seed_and_step():
 
 
 def test_data_seed_draws_the_data_and_seed_the_weights(tmp_path, monkeypatch):
+    runs = iter(range(10))
+
     def first(**train):  # the initial weights, and the batch (with its position offsets) of step 0
-        trainer = Trainer(_experiment(**train), tmp_path / str(len(list(tmp_path.iterdir()))), progress=False)
+        trainer = Trainer(_experiment(**train), tmp_path / f"run-{next(runs)}", progress=False)
         weights = torch.cat([p.detach().flatten() for p in trainer.model.parameters()])
 
         class Seen(Exception):  # stops the step at its loss, carrying the batch it was given
@@ -307,6 +309,10 @@ def test_data_seed_draws_the_data_and_seed_the_weights(tmp_path, monkeypatch):
     assert torch.equal(data5, other_data) and torch.equal(offsets5, other_offsets)
     _, data_seed5, offsets_seed5 = first(seed=5)  # null: seed draws the data too, as before
     assert torch.equal(data_seed5, other_data) and torch.equal(offsets_seed5, other_offsets)
+    from universal_transformer.training.offsets import evaluated
+
+    cfg = _experiment(seed=3, data_seed=5, eval_position_offsets=True).train  # evaluation draws its offsets alike
+    assert evaluated(torch.nn.Identity(), cfg).seed == 5
     with pytest.raises(ConfigError, match="train.data_seed"):
         _experiment(data_seed="five")
 

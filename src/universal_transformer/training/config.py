@@ -27,7 +27,7 @@ class TrainConfig:
 
     # seed draws the initial weights and the dropout masks; data_seed the data (the order and
     # batches of training examples, the position offsets, and for tasks that generate their
-    # data the examples themselves). null: seed draws both. Set apart, they separate what a
+    # data the examples themselves, validation and test sets included). null: seed draws both. Set apart, they separate what a
     # seed decides (does a run leave a plateau because of its weights or its batches?).
     seed: int = 0
     data_seed: int | None = None
@@ -57,7 +57,7 @@ class TrainConfig:
     time_limit: float | None = None
     threads: int | None = None
     # Random position offsets (the paper's Section 3.4): positions of a training example
-    # start at a random offset in 0..max_position_offset, drawn from (seed, step): one per
+    # start at a random offset in 0..max_position_offset, drawn from (data seed, step): one per
     # example ("example"), one per batch ("batch"), or, for encoder-decoders, one per example
     # for the source and another for the target ("stack"), or for encoder-decoders one per
     # example, stack and recurrent step ("step": tensor2tensor's position_start_index="random"
@@ -76,7 +76,7 @@ class TrainConfig:
     # Warm start: a new run begins from the weights of a saved model (a run's best/ or a
     # published model, the save_pretrained format) instead of an initialisation, with fresh
     # optimiser moments. init_step is where its step counter, data stream (a batch is a
-    # function of seed and step) and learning-rate schedule start: the source run's step, to
+    # function of the data seed and step) and learning-rate schedule start: the source run's step, to
     # continue it where its checkpoint is lost but its model is not. A resumed checkpoint wins.
     init_from: str | None = None
     init_step: int = 0

@@ -538,23 +538,27 @@ def test_seed_spread_table_sets_a_tasks_seeds_beside_the_papers_ten():
 
 
 def test_seed_pairs_table_crosses_the_seeds_of_weights_and_stories_and_the_model_tables_leave_it_out():
-    def run(name, seed, data_seed, error_at_10k, *, tasks=16):
+    def run(name, seed, data_seed, error_at_10k, *, tasks=16, **fields):
         config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
                   "train": {"seed": seed, "data_seed": data_seed}}
-        history = [{"step": 5000, "mean_error": 51.0}, {"step": 10_000, "mean_error": error_at_10k}]
+        history = [{"step": 5000, "mean_error": 51.0}] + ([{"step": 10_000, "mean_error": error_at_10k}] if error_at_10k else [])
         return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history,
-                           test={"task16/error": error_at_10k}, validation={"score": -error_at_10k}, seeds=[seed])
+                           test={"task16/error": error_at_10k or 51.0}, validation={"score": -(error_at_10k or 51.0)},
+                           seeds=[seed], **fields)
 
     own = [run("ut-t2t-v2-steps2-nopatience/task16", 0, None, 49.2),  # one seed draws both
            run("ut-t2t-v2-steps2-nopatience/seed-2/task16", 2, None, 36.8)]
     pairs = [run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-0/task16", 2, 0, 38.0),
-             run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-2/task16", 2, 2, 36.8)]  # seed 2's own, repeated
+             run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-2/task16", 2, 2, 36.9),  # seed 2's own, again
+             run("ut-t2t-v2-steps2-nopatience-s10k/weights-0-data-4/task16", 0, 4, None, status="time_limit", steps=6000)]
     others = [run("ut-t2t-v2-steps2-nopatience/task17", 0, None, 10.0, tasks=17),  # another task
               run("ut-t2t-v2-steps2-nopatience-b512/task16", 0, None, 50.0)]  # another folder
     table = TABLES["babi-seed-pairs"](pairs + others + own)
     assert table.split("\n") == [
         "| task 16, step 10,000 | stories 0 | stories 2 |", "|---|---|---|",
-        "| weights 0 | 49.2 | - |", "| weights 2 | 38.0 | 36.8 / 36.8 |"]
+        "| weights 0 | 49.2 | - |", "| weights 2 | 38.0 | 36.8 / 36.9 |", "",  # in the order of the study's folders
+        "partial = stopped at its time limit: babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k/weights-0-data-4/task16 "
+        "(step 6000, 100 s)"]
     assert TABLES["babi-seed-pairs"](others) == docs.NO_RECORDS
     # the pairs are a seed study, not models: the per-task tables show the seeds' own runs only
     assert [row.split(" |")[0] for row in TABLES["babi"](pairs + own).split("\n")[2:]] == ["| en-10k/ut-t2t-v2-steps2-nopatience"]

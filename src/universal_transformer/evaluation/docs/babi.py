@@ -350,9 +350,8 @@ SEED_PAIRS_STEP = 10_000
 def seed_pair(record: RunRecord) -> tuple[int, int]:
     """A run's seed of the initial weights and seed of the training stories (``train.data_seed``, or
     ``train.seed`` where that is null: one seed draws both)."""
-    train = record.config["train"]
-    data_seed = train.get("data_seed")
-    return train["seed"], train["seed"] if data_seed is None else data_seed
+    data_seed = record.config["train"].get("data_seed")
+    return _seed(record), _seed(record) if data_seed is None else data_seed
 
 
 @register_table("babi-seed-pairs")
@@ -361,21 +360,26 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
     """Task ``task``'s validation error (%) at step ``step`` in the runs of task ``task`` alone under
     the folders of ``study``, one row per seed of the weights and one column per seed of the stories
     (:func:`seed_pair`); where several runs are the same pair, their errors in the order of ``study``
-    (a run repeated exactly: the same number twice)."""
+    (a run repeated exactly: the same number twice). A run stopped at its time limit before ``step``
+    shows as ``-`` and is named in a footnote."""
     def place(record: RunRecord) -> int | None:  # the folder of study it lies under
         return next((i for i, folder in enumerate(study) if record.experiment.startswith(folder + "/")), None)
 
-    runs = [r for r in family(records, "babi") if place(r) is not None and r.config["task"].get("tasks") == task]
+    runs = [r for r in family(records, "babi")
+            if place(r) is not None and r.history and parse_tasks(r.config["task"].get("tasks")) == [task]]
     cells: dict[tuple[int, int], list[str]] = {}
+    short = []
     for record in sorted(runs, key=lambda r: (place(r), r.experiment)):
         error = task_curve(record, task).get(step)
         if error is not None:
             cells.setdefault(seed_pair(record), []).append(f"{error:.1f}")
+        elif record.partial:
+            short.append((record.experiment, record.steps, record.wall_time_seconds))
     if not cells:
         return NO_RECORDS
     weights, stories = sorted({w for w, _ in cells}), sorted({d for _, d in cells})
     rows = [[f"weights {w}", *(" / ".join(cells.get((w, d), ["-"])) for d in stories)] for w in weights]
-    return markdown_table([f"task {task}, step {step:,}", *(f"stories {d}" for d in stories)], rows)
+    return markdown_table([f"task {task}, step {step:,}", *(f"stories {d}" for d in stories)], rows) + partial_footnote(short)
 
 
 def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str,
