@@ -33,7 +33,9 @@ def add_experiment_parsers(commands: argparse._SubParsersAction) -> None:
     )
     p.add_argument("config", type=Path, help="experiment YAML, e.g. configs/babi/ut-act.yaml")
     p.add_argument("--out", type=Path, required=True, help="root folder of the runs")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0], help="one run per seed (the paper: best of 10 on bAbI); each sets train.seed, so a config's train.data_seed, where set, keeps its data the same over the runs")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0],
+                   help="one run per seed (the paper: best of 10 on bAbI); each sets train.seed, so a config's "
+                        "train.data_seed, where set, keeps its data the same over the runs")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set train.steps=3000")
     p.add_argument("--device", default="auto", type=device_name,

@@ -27,8 +27,9 @@ class TrainConfig:
 
     # seed draws the initial weights and the dropout masks; data_seed the data (the order and
     # batches of training examples, the position offsets, and for tasks that generate their
-    # data the examples themselves, validation and test sets included). null: seed draws both. Set apart, they separate what a
-    # seed decides (does a run leave a plateau because of its weights or its batches?).
+    # data the examples themselves, validation and test sets included). null: seed draws both.
+    # Set apart, they separate what a seed decides (does a run leave a plateau because of its
+    # weights or its batches?).
     seed: int = 0
     data_seed: int | None = None
     steps: int = 10_000

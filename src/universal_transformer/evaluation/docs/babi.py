@@ -360,7 +360,7 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
     """Task ``task``'s validation error (%) at step ``step`` in the runs of task ``task`` alone under
     the folders of ``study``, one row per seed of the weights and one column per seed of the stories
     (:func:`seed_pair`); where several runs are the same pair, their errors in the order of ``study``
-    (a run repeated exactly: the same number twice). A run stopped at its time limit before ``step``
+    (a pair run again under another commit or CPU need not repeat its numbers). A run stopped at its time limit before ``step``
     shows as ``-`` and is named in a footnote."""
     def place(record: RunRecord) -> int | None:  # the folder of study it lies under
         return next((i for i, folder in enumerate(study) if record.experiment.startswith(folder + "/")), None)
