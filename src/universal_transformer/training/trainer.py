@@ -419,6 +419,14 @@ class Trainer:
 
     def write_record(self, status: str, test: dict[str, Any]) -> RunRecord:
         """The run record of where the run stands: ``RUN_DIR/record.json`` (and ``results/NAME.json``)."""
+        cfg = self.cfg
+        notes = [f"world_size={self.ctx.world_size}", f"precision={self.precision}"]
+        if cfg.data_seed is not None:
+            notes.append(f"data_seed={cfg.data_seed}: the data drawn with it, the weights and dropout with seed {cfg.seed}")
+        if cfg.init_from:
+            notes.append(f"warm start: the weights of {cfg.init_from} at step {cfg.init_step}, fresh optimiser moments; its "
+                         f"steps include the ones before it, its wall time only its own"
+                         + (f"; model settings changed from it: {', '.join(cfg.init_changes)}" if cfg.init_changes else ""))
         record = RunRecord(
             experiment=self.record_name or self.run_dir.name,
             task=self.task.name,
@@ -432,13 +440,7 @@ class Trainer:
             best_step=self.best["step"],
             metrics={"validation": _plain(self.best["metrics"] or {}), "test": _plain(test)},
             status=status,
-            notes=[f"world_size={self.ctx.world_size}", f"precision={self.precision}"] + (
-                [f"data_seed={self.cfg.data_seed}: the data drawn with it, the weights and dropout with seed {self.cfg.seed}"]
-                if self.cfg.data_seed is not None else []) + ([
-                f"warm start: the weights of {self.cfg.init_from} at step {self.cfg.init_step}, fresh optimiser "
-                f"moments; its steps include the ones before it, its wall time only its own"
-                + (f"; model settings changed from it: {', '.join(self.cfg.init_changes)}" if self.cfg.init_changes else "")]
-                if self.cfg.init_from else []),
+            notes=notes,
             parameters=self.model.num_parameters(),
             history=history_from_log(self.run_dir / "metrics.jsonl", up_to=self.step),
         )

@@ -56,7 +56,7 @@ def _babi_runs(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
     (:func:`babi_seed_pairs_table`), not to the model tables: it is left out."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
-        if record.config.get("train", {}).get("data_seed") is not None:
+        if _data_seed(record) is not None:
             continue
         summary = babi_summary(record)
         if run_tasks(summary):
@@ -347,11 +347,16 @@ SEED_PAIRS_TASK = 16
 SEED_PAIRS_STEP = 10_000
 
 
+def _data_seed(record: RunRecord) -> int | None:
+    """A run's ``train.data_seed``: None where its one seed draws both weights and data."""
+    return record.config.get("train", {}).get("data_seed")
+
+
 def seed_pair(record: RunRecord) -> tuple[int, int]:
     """A run's seed of the initial weights and seed of the training stories (``train.data_seed``, or
     ``train.seed`` where that is null: one seed draws both)."""
-    data_seed = record.config["train"].get("data_seed")
-    return _seed(record), _seed(record) if data_seed is None else data_seed
+    weights, data_seed = _seed(record), _data_seed(record)
+    return weights, weights if data_seed is None else data_seed
 
 
 @register_table("babi-seed-pairs")
@@ -365,11 +370,12 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
     def place(record: RunRecord) -> int | None:  # the folder of study it lies under
         return next((i for i, folder in enumerate(study) if record.experiment.startswith(folder + "/")), None)
 
-    runs = [r for r in family(records, "babi")
-            if place(r) is not None and r.history and parse_tasks(r.config["task"].get("tasks")) == [task]]
+    placed = [(place(r), r.experiment, r) for r in family(records, "babi")]
+    runs = [(i, name, r) for i, name, r in placed
+            if i is not None and r.history and parse_tasks(r.config["task"].get("tasks")) == [task]]
     cells: dict[tuple[int, int], list[str]] = {}
     short = []
-    for record in sorted(runs, key=lambda r: (place(r), r.experiment)):
+    for _, _, record in sorted(runs, key=lambda run: run[:2]):
         error = task_curve(record, task).get(step)
         if error is not None:
             cells.setdefault(seed_pair(record), []).append(f"{error:.1f}")
