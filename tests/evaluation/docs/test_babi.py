@@ -560,5 +560,10 @@ def test_seed_pairs_table_crosses_the_seeds_of_weights_and_stories_and_the_model
         "partial = stopped at its time limit: babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k/weights-0-data-4/task16 "
         "(step 6000, 100 s)"]
     assert TABLES["babi-seed-pairs"](others) == docs.NO_RECORDS
+    # the same pairs under tensor2tensor's optimiser: a table of their own, the default study's runs left out
+    t2t = [run("ut-t2t-v2-steps2-nopatience-s10k-t2topt/weights-2-data-0/task16", 2, 0, 3.5)]
+    assert TABLES["babi-seed-pairs-t2t-optimiser"](pairs + own + t2t).split("\n") == [
+        "| task 16, step 10,000 | stories 0 |", "|---|---|", "| weights 2 | 3.5 |"]
+    assert "3.5" not in TABLES["babi-seed-pairs"](pairs + own + t2t)
     # the pairs are a seed study, not models: the per-task tables show the seeds' own runs only
     assert [row.split(" |")[0] for row in TABLES["babi"](pairs + own).split("\n")[2:]] == ["| en-10k/ut-t2t-v2-steps2-nopatience"]

@@ -345,6 +345,9 @@ def babi_stories_table(records: list[RunRecord]) -> str:
 SEED_PAIRS_STUDY = ("babi/en-10k/ut-t2t-v2-steps2-nopatience", "babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k")
 SEED_PAIRS_TASK = 16
 SEED_PAIRS_STEP = 10_000
+# The same pairs trained with tensor2tensor's optimiser (Adam (0.9, 0.997), its learning-rate
+# formula, no weight decay, no clipping; the grid's @t2t-optimiser).
+SEED_PAIRS_T2T_OPTIMISER_STUDY = ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt",)
 
 
 def _data_seed(record: RunRecord) -> int | None:
@@ -386,6 +389,9 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
     weights, stories = sorted({w for w, _ in cells}), sorted({d for _, d in cells})
     rows = [[f"weights {w}", *(" / ".join(cells.get((w, d), ["-"])) for d in stories)] for w in weights]
     return markdown_table([f"task {task}, step {step:,}", *(f"stories {d}" for d in stories)], rows) + partial_footnote(short)
+
+
+register_table("babi-seed-pairs-t2t-optimiser")(partial(babi_seed_pairs_table, study=SEED_PAIRS_T2T_OPTIMISER_STUDY))
 
 
 def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str,
