@@ -166,6 +166,13 @@ def test_baseline_table_shows_failed_tasks_and_their_error_where_the_baseline_is
     assert "| 16 | 50.4 | 50.4 (30.2 / 70.0) | - |" in lines
     assert len(lines) == 4
     assert "No records" in baseline_table({"old": {16: older}}, baseline)
+    # models of two data sets: the baseline of each set where they differ, one column where they agree
+    other_set = run({16: (40.0, 60.0, 20.0, 55.0)})
+    lines = baseline_table({"en-10k/a": {16: failed}, "en/b": {16: other_set}}, baseline).splitlines()
+    assert lines[0] == f"| task | {label} (en-10k) | {label} (en) | en-10k/a | en/b |"
+    assert lines[2] == "| 16 | 50.4 | 60.0 | 50.4 (30.2 / 70.0) | 40.0 (20.0 / 55.0) |"
+    same = run({16: (40.0, 50.4, 20.0, 55.0)})
+    assert baseline_table({"en-10k/a": {16: failed}, "en/b": {16: same}}, baseline).splitlines()[0] == f"| task | {label} | en-10k/a | en/b |"
 
 
 def test_paper_appendix_c_agrees_with_its_table_1():

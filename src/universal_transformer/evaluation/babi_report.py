@@ -144,7 +144,8 @@ def baseline_table(columns: Columns, baseline: str = "recent") -> str:
     ``seen_baseline_error``, so "right" is the questions memory can answer), then per model
     that fails it ``error (error where the baseline is right / where it is wrong)``, in %
     (``error_if_recent_right``, ``error_if_recent_wrong``, ...). Models whose records predate
-    the measure are left out."""
+    the measure are left out. Where the models come from several data sets (the name's first
+    folder) and the baseline differs between them, one baseline column per set."""
     def measured(run: dict[str, Any], task: int) -> bool:
         return fails(run["test"].get(f"task{task}/error", 0.0)) and f"task{task}/error_if_{baseline}_wrong" in run["test"]
 
@@ -153,17 +154,27 @@ def baseline_table(columns: Columns, baseline: str = "recent") -> str:
         right = m.get(f"task{task}/error_if_{baseline}_right")
         return f"{m[f'task{task}/error']:.1f} ({'-' if right is None else f'{right:.1f}'} / {m[f'task{task}/error_if_{baseline}_wrong']:.1f})"
 
+    def value(task: int, models: list[dict[int, dict[str, Any]]]) -> str:  # the baseline's error, from any model's record
+        key = f"task{task}/{baseline}_baseline_error"
+        found = next((run["test"][key] for col in models if (run := col.get(task)) and key in run["test"]), None)
+        return "-" if found is None else f"{found:.1f}"
+
     shown = {name: col for name, col in columns.items() if any(measured(run, t) for t, run in col.items())}
     tasks = sorted({t for col in shown.values() for t, run in col.items() if measured(run, t)})
     if not tasks:
         return "_No records with the measure yet._"
-    label = BASELINES[baseline]
-    lines = [f"| task | {label} | " + " | ".join(shown) + " |", "|---" * (len(shown) + 2) + "|"]
-    for task in tasks:
-        key = f"task{task}/{baseline}_baseline_error"
-        value = next((run["test"][key] for col in shown.values() if (run := col.get(task)) and key in run["test"]), None)
+    # The baselines that read the training stories (question, seen) differ between data sets
+    # (en, en-10k: the models' name prefixes): one column per set where they do.
+    sets: dict[str, list[dict[int, dict[str, Any]]]] = {}
+    for name, col in shown.items():
+        sets.setdefault(name.split("/")[0] if "/" in name else "", []).append(col)
+    baselines = {f"{BASELINES[baseline]} ({name})": [value(t, models) for t in tasks] for name, models in sets.items()}
+    if len({tuple(values) for values in baselines.values()}) == 1:
+        baselines = {BASELINES[baseline]: next(iter(baselines.values()))}
+    lines = [f"| task | {' | '.join(baselines)} | " + " | ".join(shown) + " |", "|---" * (len(shown) + len(baselines) + 1) + "|"]
+    for i, task in enumerate(tasks):
         cells = [cell(col[task], task) if task in col and measured(col[task], task) else "-" for col in shown.values()]
-        lines.append(f"| {task} | {'-' if value is None else f'{value:.1f}'} | " + " | ".join(cells) + " |")
+        lines.append(f"| {task} | " + " | ".join(values[i] for values in baselines.values()) + " | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
