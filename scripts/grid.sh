@@ -2,22 +2,46 @@
 #   NAME CONFIG [KEY=VALUE ...]     (# starts a comment; blank lines are skipped)
 # A line `@RECIPE KEY=VALUE ...` names a set of overrides that the run lines below it may cite as
 # `@RECIPE`, which stands for those overrides in that place (so a recipe shared by many runs is
-# written once).
+# written once). A line `@include FILE` (FILE relative to the grid's folder) defines the recipes of
+# FILE there, a file of recipe lines and comments only, so that recipes shared by several grids are
+# written once too. A recipe defined twice is an error.
 # read_grid FILE fills grid_order (the names, in order), grid_config[NAME] and grid_sets[NAME]
-# (the overrides, recipes expanded, space-separated); a malformed line or a recipe not defined
-# above is an error naming FILE:LINE (status 2).
-declare -A grid_config=() grid_sets=() grid_recipes=()
+# (the overrides, recipes expanded, space-separated); a malformed line, a recipe not defined
+# above or defined twice, or a missing include is an error naming FILE:LINE (status 2). With a
+# second argument (an included file), FILE may hold recipe lines only.
+declare -A grid_config=() grid_sets=() grid_recipes=() grid_recipe_at=()
 grid_order=()
 read_grid() {
-  local file=$1 line=0 text fields kv recipe sets
+  local file=$1 recipes_only=${2:-} line=0 text fields kv recipe sets
   while IFS= read -r text || [ -n "$text" ]; do
     line=$((line + 1))
     text=${text%%#*}
     read -r -a fields <<< "$text"  # split on blanks, no glob expansion
     [ ${#fields[@]} -eq 0 ] && continue
-    if [[ ${fields[0]} == @* ]]; then
-      grid_recipes[${fields[0]}]="${fields[*]:1}"
+    if [[ ${fields[0]} == @include ]]; then
+      if [ -n "$recipes_only" ]; then
+        echo "$file:$line: an included recipes file cannot include another" >&2
+        return 2
+      fi
+      if [ ${#fields[@]} -ne 2 ] || [ ! -f "$(dirname "$file")/${fields[1]}" ]; then
+        echo "$file:$line: expected '@include FILE' naming a file beside the grid, got '$text'" >&2
+        return 2
+      fi
+      read_grid "$(dirname "$file")/${fields[1]}" recipes || return 2
       continue
+    fi
+    if [[ ${fields[0]} == @* ]]; then
+      if [[ -v grid_recipe_at[${fields[0]}] ]]; then
+        echo "$file:$line: recipe '${fields[0]}' is already defined at ${grid_recipe_at[${fields[0]}]}" >&2
+        return 2
+      fi
+      grid_recipes[${fields[0]}]="${fields[*]:1}"
+      grid_recipe_at[${fields[0]}]=$file:$line
+      continue
+    fi
+    if [ -n "$recipes_only" ]; then
+      echo "$file:$line: a recipes file holds only '@RECIPE KEY=VALUE ...' lines, got '$text'" >&2
+      return 2
     fi
     if [ ${#fields[@]} -lt 2 ]; then
       echo "$file:$line: expected 'NAME CONFIG [KEY=VALUE ...]', got '$text'" >&2

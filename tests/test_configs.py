@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripts.grid_reader import grid_runs
 from universal_transformer.registry import build_task
 from universal_transformer.training.config import load_experiment
 from universal_transformer.training.trainer import build_model
@@ -28,24 +29,9 @@ def test_config_loads_without_deprecated_keys(path):
         assert model.num_parameters() > 0
 
 
-def _grid_runs(path: Path) -> list[tuple[str, str, list[str]]]:
-    """(NAME, CONFIG, overrides) per run of a grid file, read as scripts/grid.sh reads it."""
-    runs, recipes = [], {}
-    for line in path.read_text().splitlines():
-        fields = line.split("#", 1)[0].split()
-        if fields and fields[0].startswith("@"):
-            recipes[fields[0]] = fields[1:]
-        elif fields:
-            assert len(fields) >= 2, f"{path}: expected 'NAME CONFIG [KEY=VALUE ...]', got {line!r}"
-            unknown = [kv for kv in fields[2:] if kv.startswith("@") and kv not in recipes]
-            assert not unknown, f"{path}: recipe {unknown[0]} is not defined above {line!r}"
-            runs.append((fields[0], fields[1], [v for kv in fields[2:] for v in recipes.get(kv, [kv])]))
-    return runs
-
-
 @pytest.mark.parametrize("path", GRIDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_run_of_a_grid_loads_with_its_overrides(path):
-    runs = _grid_runs(path)
+    runs = grid_runs(path)  # read by scripts/grid.sh itself
     assert runs, f"{path} names no runs"
     names = [name for name, _, _ in runs]
     assert len(set(names)) == len(names), f"{path}: a run name appears twice"
