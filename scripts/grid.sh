@@ -3,8 +3,8 @@
 # A line `@RECIPE KEY=VALUE ...` names a set of overrides that the run lines below it may cite as
 # `@RECIPE`, which stands for those overrides in that place (so a recipe shared by many runs is
 # written once). A line `@include FILE` (FILE relative to the grid's folder) defines the recipes of
-# FILE there, a file of recipe lines and comments only, so that recipes shared by several grids are
-# written once too. A recipe defined twice is an error.
+# FILE there, a file of recipe lines and comments only (no further includes), so that recipes
+# shared by several grids are written once too. A recipe defined twice is an error.
 # read_grid FILE fills grid_order (the names, in order), grid_config[NAME] and grid_sets[NAME]
 # (the overrides, recipes expanded, space-separated); a malformed line, a recipe not defined
 # above or defined twice, or a missing include is an error naming FILE:LINE (status 2). With a
@@ -13,6 +13,7 @@ declare -A grid_config=() grid_sets=() grid_recipes=() grid_recipe_at=()
 grid_order=()
 read_grid() {
   local file=$1 recipes_only=${2:-} line=0 text fields kv recipe sets
+  [ -n "$recipes_only" ] || grid_recipes=() grid_recipe_at=()  # each grid starts with its own recipes
   while IFS= read -r text || [ -n "$text" ]; do
     line=$((line + 1))
     text=${text%%#*}
@@ -24,10 +25,10 @@ read_grid() {
         return 2
       fi
       if [ ${#fields[@]} -ne 2 ] || [ ! -f "$(dirname "$file")/${fields[1]}" ]; then
-        echo "$file:$line: expected '@include FILE' naming a file beside the grid, got '$text'" >&2
+        echo "$file:$line: expected '@include FILE' naming a file (relative to the grid's folder), got '$text'" >&2
         return 2
       fi
-      read_grid "$(dirname "$file")/${fields[1]}" recipes || return 2
+      read_grid "$(dirname "$file")/${fields[1]}" recipes || { echo "$file:$line: in the file it includes" >&2; return 2; }
       continue
     fi
     if [[ ${fields[0]} == @* ]]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Trains the runs of a grid file one after another (one lane; each config sets its threads)
 # and records each as results/GROUP/NAME.json. A grid file has one run per line:
-#   NAME CONFIG [KEY=VALUE ...]     (the overrides of `ut train --set`; # starts a comment)
+#   NAME CONFIG [KEY=VALUE ...]     (the overrides of `ut train --set`; # starts a comment;
+#   shared overrides as recipes, `@RECIPE ...` and `@include FILE`: scripts/grid.sh)
 # NAME may contain '/' (folders). Runs that finished (RUNS_DIR/NAME/metrics.json) are skipped,
 # so the same command continues an interrupted grid; `ut report` then regenerates the tables.
 #   bash scripts/run_grid.sh GRID GROUP RUNS_DIR
@@ -9,7 +10,7 @@
 # Set UT to the `ut` executable when it is not on PATH. Exit status 1 if a run failed.
 set -u
 if [ $# -ne 3 ]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 grid=$1 group=$2 out=$3

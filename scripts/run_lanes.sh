@@ -11,7 +11,7 @@
 #   bash scripts/run_lanes.sh GRID_FILE GROUP RUNS_DIR CHUNK_SECONDS [NAME ...]
 # e.g. bash scripts/run_lanes.sh configs/lm lm runs/lm 1800 ptb-ut ptb-ut-act
 # A grid file (NAME.grid; see scripts/run_grid.sh) names the runs instead, one per line,
-#   NAME CONFIG [KEY=VALUE ...]     (# starts a comment; NAME may contain '/')
+#   NAME CONFIG [KEY=VALUE ...]     (# starts a comment; NAME may contain '/'; recipes: scripts/grid.sh)
 # each trained from its CONFIG with its overrides; without NAMEs, all of its runs, in order.
 # Set UT to the `ut` executable when it is not on PATH. Set SET to config overrides for every
 # chunk and the final evaluation (e.g. SET="task.source_eos=false" to resume a run trained

@@ -11,10 +11,10 @@ _DUMP = """source "$1"; read_grid "$2" || exit $?
 for name in "${grid_order[@]}"; do printf '%s\\t%s\\t%s\\n' "$name" "${grid_config[$name]}" "${grid_sets[$name]}"; done"""
 
 
-def read_grid(path: Path) -> subprocess.CompletedProcess:
-    """``read_grid PATH``: its stdout has one ``NAME<TAB>CONFIG<TAB>OVERRIDES`` line per run."""
+def read_grid(path: Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``read_grid PATH`` (run in CWD): its stdout has one ``NAME<TAB>CONFIG<TAB>OVERRIDES`` line per run."""
     return subprocess.run(["bash", "-c", _DUMP, "bash", str(GRID_SH), str(path)],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=cwd)
 
 
 def grid_runs(path: Path) -> list[tuple[str, str, list[str]]]:

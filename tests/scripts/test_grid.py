@@ -64,3 +64,17 @@ def test_a_missing_include_is_an_error_naming_the_line(tmp_path):
 def test_a_run_line_without_its_config_is_an_error(tmp_path):
     grid = _grid(tmp_path, "a  configs/a.yaml\nb\n")
     assert f"{grid}:2: expected 'NAME CONFIG" in _error(grid)
+
+
+def test_a_file_included_twice_names_the_second_include(tmp_path):
+    grid = _grid(tmp_path, "@include shared.recipes\n@include shared.recipes\na  configs/a.yaml\n",
+                 shared="@opt  train.lr=0.5\n")
+    assert f"{grid}:2: in the file it includes" in _error(grid)
+
+
+def test_an_include_is_found_beside_the_grid_from_any_folder_and_last_lines_need_no_newline(tmp_path):
+    (tmp_path / "sub").mkdir()
+    _grid(tmp_path / "sub", "@include shared.recipes\na  configs/a.yaml  @opt", shared="@opt  train.lr=0.5")
+    result = read_grid(Path("sub/g.grid"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "a\tconfigs/a.yaml\ttrain.lr=0.5\n"

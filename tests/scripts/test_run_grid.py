@@ -18,8 +18,9 @@ mkdir -p "$out" && echo '{}' > "$out/metrics.json"
 
 
 def _run(tmp_path: Path, ut: Path) -> subprocess.CompletedProcess:
-    grid = tmp_path / "g.grid"
-    grid.write_text("# a comment\na  configs/a.yaml  train.lr=0.1\nb  configs/b.yaml\n")
+    (tmp_path / "shared.recipes").write_text("@lr  train.lr=0.1\n")
+    grid = tmp_path / "g.grid"  # a shared recipe, as the bAbI grids cite theirs
+    grid.write_text("# a comment\n@include shared.recipes\na  configs/a.yaml  @lr\nb  configs/b.yaml\n")
     return subprocess.run(["bash", str(SCRIPT), str(grid), "group", str(tmp_path / "runs")],
                           env={**os.environ, "UT": str(ut), "LOG": str(tmp_path / "log")},
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
