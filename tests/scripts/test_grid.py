@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.scripts.grid_reader import grid_runs, read_grid
 
 
@@ -16,13 +18,6 @@ def _grid(folder: Path, text: str, **recipe_files: str) -> Path:
     return grid
 
 
-def _error(grid: Path) -> str:
-    """The reader's error message, which must come with status 2."""
-    result = read_grid(grid)
-    assert result.returncode == 2, result
-    return result.stderr
-
-
 def test_recipes_expand_in_place_and_an_included_file_defines_them(tmp_path):
     grid = _grid(tmp_path, "# runs\n@include shared.recipes\n@small  model.d_model=8\n"
                  "a  configs/a.yaml  @small task.tasks=1 @opt  # a comment\n"
@@ -33,43 +28,30 @@ def test_recipes_expand_in_place_and_an_included_file_defines_them(tmp_path):
     ]
 
 
-def test_a_recipe_used_before_its_include_is_an_error_naming_the_line(tmp_path):
-    grid = _grid(tmp_path, "a  configs/a.yaml  @opt\n@include shared.recipes\n", shared="@opt  train.lr=0.5\n")
-    assert f"{grid}:1: recipe '@opt' is not defined above" in _error(grid)
+# (case, the grid, its recipe files, the error; {grid} and {shared} stand for the two files' paths)
+ERRORS = [
+    ("recipe used before its include", "a  configs/a.yaml  @opt\n@include shared.recipes\n",
+     {"shared": "@opt  train.lr=0.5\n"}, "{grid}:1: recipe '@opt' is not defined above"),
+    ("recipe defined twice", "@include shared.recipes\n@opt  train.lr=0.1\na  configs/a.yaml  @opt\n",
+     {"shared": "\n@opt  train.lr=0.5\n"}, "{grid}:2: recipe '@opt' is already defined at {shared}:2"),
+    ("run line in a recipes file", "@include shared.recipes\nb  configs/b.yaml  @opt\n",
+     {"shared": "@opt  train.lr=0.5\na  configs/a.yaml\n"}, "{shared}:2: a recipes file holds only"),
+    ("nested include", "@include shared.recipes\na  configs/a.yaml\n",
+     {"shared": "@include other.recipes\n", "other": "@opt  train.lr=0.5\n"},
+     "{shared}:1: an included recipes file cannot include another"),
+    ("file included twice", "@include shared.recipes\n@include shared.recipes\na  configs/a.yaml\n",
+     {"shared": "@opt  train.lr=0.5\n"}, "{grid}:2: in the file it includes"),
+    ("missing include", "# runs\n@include no-such.recipes\na  configs/a.yaml\n", {}, "{grid}:2: expected '@include FILE'"),
+    ("run line without its config", "a  configs/a.yaml\nb\n", {}, "{grid}:2: expected 'NAME CONFIG"),
+]
 
 
-def test_a_recipe_defined_twice_is_an_error_naming_both_places(tmp_path):
-    grid = _grid(tmp_path, "@include shared.recipes\n@opt  train.lr=0.1\na  configs/a.yaml  @opt\n",
-                 shared="\n@opt  train.lr=0.5\n")
-    assert f"{grid}:2: recipe '@opt' is already defined at {tmp_path / 'shared.recipes'}:2" in _error(grid)
-
-
-def test_a_run_line_in_a_recipes_file_is_an_error(tmp_path):
-    grid = _grid(tmp_path, "@include shared.recipes\nb  configs/b.yaml  @opt\n",
-                 shared="@opt  train.lr=0.5\na  configs/a.yaml\n")
-    assert f"{tmp_path / 'shared.recipes'}:2: a recipes file holds only" in _error(grid)
-
-
-def test_includes_do_not_nest(tmp_path):
-    grid = _grid(tmp_path, "@include shared.recipes\na  configs/a.yaml\n",
-                 shared="@include other.recipes\n", other="@opt  train.lr=0.5\n")
-    assert f"{tmp_path / 'shared.recipes'}:1: an included recipes file cannot include another" in _error(grid)
-
-
-def test_a_missing_include_is_an_error_naming_the_line(tmp_path):
-    grid = _grid(tmp_path, "# runs\n@include no-such.recipes\na  configs/a.yaml\n")
-    assert f"{grid}:2: expected '@include FILE'" in _error(grid)
-
-
-def test_a_run_line_without_its_config_is_an_error(tmp_path):
-    grid = _grid(tmp_path, "a  configs/a.yaml\nb\n")
-    assert f"{grid}:2: expected 'NAME CONFIG" in _error(grid)
-
-
-def test_a_file_included_twice_names_the_second_include(tmp_path):
-    grid = _grid(tmp_path, "@include shared.recipes\n@include shared.recipes\na  configs/a.yaml\n",
-                 shared="@opt  train.lr=0.5\n")
-    assert f"{grid}:2: in the file it includes" in _error(grid)
+@pytest.mark.parametrize(("text", "recipe_files", "message"), [case[1:] for case in ERRORS], ids=[case[0] for case in ERRORS])
+def test_a_bad_grid_is_an_error_naming_the_file_and_line(tmp_path, text, recipe_files, message):
+    grid = _grid(tmp_path, text, **recipe_files)
+    result = read_grid(grid)
+    assert result.returncode == 2, result
+    assert message.format(grid=grid, shared=tmp_path / "shared.recipes") in result.stderr
 
 
 def test_an_include_is_found_beside_the_grid_from_any_folder_and_last_lines_need_no_newline(tmp_path):
