@@ -12,7 +12,7 @@
 declare -A grid_config=() grid_sets=() grid_recipes=() grid_recipe_at=()
 grid_order=()
 read_grid() {
-  local file=$1 recipes_only=${2:-} line=0 text fields kv recipe sets
+  local file=$1 recipes_only=${2:-} line=0 text fields kv recipe sets included
   [ -n "$recipes_only" ] || grid_recipes=() grid_recipe_at=()  # each grid starts with its own recipes
   while IFS= read -r text || [ -n "$text" ]; do
     line=$((line + 1))
@@ -24,11 +24,12 @@ read_grid() {
         echo "$file:$line: an included recipes file cannot include another" >&2
         return 2
       fi
-      if [ ${#fields[@]} -ne 2 ] || [ ! -f "$(dirname "$file")/${fields[1]}" ]; then
+      included=$(dirname "$file")/${fields[1]:-}
+      if [ ${#fields[@]} -ne 2 ] || [ ! -f "$included" ]; then
         echo "$file:$line: expected '@include FILE' naming a file (relative to the grid's folder), got '$text'" >&2
         return 2
       fi
-      read_grid "$(dirname "$file")/${fields[1]}" recipes || { echo "$file:$line: in the file it includes" >&2; return 2; }
+      read_grid "$included" recipes || { echo "$file:$line: in the file it includes" >&2; return 2; }
       continue
     fi
     if [[ ${fields[0]} == @* ]]; then
