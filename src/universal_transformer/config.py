@@ -269,6 +269,9 @@ class UTConfig(_VocabularyConfig):
     attention_window_scope: Literal["all", "source"] = "all"
     tie_embeddings: bool = True
     scale_embeddings: bool = True
+    # How the linear layers start: PyTorch's defaults, or the reference code's Glorot-uniform
+    # kernels and zero biases (modules/initialisation.py).
+    weight_init: Literal["torch", "tensor2tensor"] = "torch"
 
     act: bool = False
     act_type: Literal["basic", "accumulated", "global", "random"] = "basic"

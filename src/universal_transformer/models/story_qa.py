@@ -71,6 +71,7 @@ class UTStoryQA(_UTClassifierBase):
         )
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
         self.head = nn.Linear(config.d_model, config.num_classes)
+        self.post_init()
 
     def forward(
         self,

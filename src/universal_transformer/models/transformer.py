@@ -15,6 +15,7 @@ from torch import Tensor, nn
 from ..config import ConfigError, UTClassifierConfig, UTConfig, check_attention_window
 from ..modules.dropout import Dropout
 from ..modules.embedding import TokenEmbedding
+from ..modules.initialisation import init_tensor2tensor_
 from ..objective import compute_loss, loss_dtype, ponder_cost, ponder_weight
 from ..modules.recurrence import RecurrentStack, StackCache, StackOutput, check_depth
 from .base import LanguageModelDecoding, ModelOutput, PretrainedModel
@@ -54,6 +55,12 @@ class _UTBase(PretrainedModel):
                               f"{type(self).__name__} has one stack, of num_steps ({config.num_steps}) steps")
         self._check_window(config.attention_window, config.attention_window_scope)
         self.embedding_dropout = Dropout(config.embedding_dropout)
+
+    def post_init(self) -> None:
+        """Re-initialise the weights as ``config.weight_init`` says; the last line of every
+        model's ``__init__``, once all its layers exist."""
+        if self.config.weight_init == "tensor2tensor":
+            init_tensor2tensor_(self)
 
     @staticmethod
     def _positions(
@@ -197,6 +204,7 @@ class UniversalTransformer(_UTBase):
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
         self.decoder = RecurrentStack(config, causal=True, cross_attention=True, num_steps=config.dec_steps)
         self.output = None if config.tie_embeddings else nn.Linear(config.d_model, config.tgt_vocab_size, bias=False)
+        self.post_init()
 
     @property
     def recurrent_steps(self) -> int:
@@ -327,6 +335,7 @@ class UTLanguageModel(LanguageModelDecoding, _UTBase):
         self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
         self.decoder = RecurrentStack(config, causal=True, cross_attention=False)
         self.output = None if config.tie_embeddings else nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.post_init()
 
     def _check_window(self, window: int | None, scope: str) -> None:
         # Scope "source" leaves a decoder's attention over its own outputs alone: here, all there is.
@@ -407,6 +416,7 @@ class UTEncoderClassifier(_UTClassifierBase):
         self.embed = TokenEmbedding(config.vocab_size, config.d_model, scale=config.scale_embeddings)
         self.encoder = RecurrentStack(config, causal=False, cross_attention=False)
         self.head = nn.Linear(config.d_model, config.num_classes)
+        self.post_init()
 
     def forward(
         self,
