@@ -537,22 +537,24 @@ def test_seed_spread_table_sets_a_tasks_seeds_beside_the_papers_ten():
     assert TABLES["babi-seed-spread"](records[:4]) == docs.NO_RECORDS
 
 
-def test_seed_pairs_table_crosses_the_seeds_of_weights_and_stories_and_the_model_tables_leave_it_out():
-    def run(name, seed, data_seed, error_at_10k, *, tasks=16, **fields):
-        config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
-                  "train": {"seed": seed, "data_seed": data_seed}}
-        history = [{"step": 5000, "mean_error": 51.0}] + ([{"step": 10_000, "mean_error": error_at_10k}] if error_at_10k else [])
-        return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history,
-                           test={"task16/error": error_at_10k or 51.0}, validation={"score": -(error_at_10k or 51.0)},
-                           seeds=[seed], **fields)
+def pair_run(name, seed, data_seed, error_at_10k, *, tasks=16, **fields):
+    """A task-16 lottery run of ``babi/en-10k/NAME``: its validation error at step 10,000 (None: stopped before)."""
+    config = {"model_class": "UTStoryQA", "model": {}, "task": {"name": "babi", "tasks": tasks},
+              "train": {"seed": seed, "data_seed": data_seed}}
+    history = [{"step": 5000, "mean_error": 51.0}] + ([{"step": 10_000, "mean_error": error_at_10k}] if error_at_10k else [])
+    return make_record(f"babi/en-10k/{name}", task={"name": "babi"}, config=config, history=history,
+                       test={"task16/error": error_at_10k or 51.0}, validation={"score": -(error_at_10k or 51.0)},
+                       seeds=[seed], **fields)
 
-    own = [run("ut-t2t-v2-steps2-nopatience/task16", 0, None, 49.2),  # one seed draws both
-           run("ut-t2t-v2-steps2-nopatience/seed-2/task16", 2, None, 36.8)]
-    pairs = [run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-0/task16", 2, 0, 38.0),
-             run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-2/task16", 2, 2, 36.9),  # seed 2's own, again
-             run("ut-t2t-v2-steps2-nopatience-s10k/weights-0-data-4/task16", 0, 4, None, status="time_limit", steps=6000)]
-    others = [run("ut-t2t-v2-steps2-nopatience/task17", 0, None, 10.0, tasks=17),  # another task
-              run("ut-t2t-v2-steps2-nopatience-b512/task16", 0, None, 50.0)]  # another folder
+
+def test_seed_pairs_table_crosses_the_seeds_of_weights_and_stories_and_the_model_tables_leave_it_out():
+    own = [pair_run("ut-t2t-v2-steps2-nopatience/task16", 0, None, 49.2),  # one seed draws both
+           pair_run("ut-t2t-v2-steps2-nopatience/seed-2/task16", 2, None, 36.8)]
+    pairs = [pair_run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-0/task16", 2, 0, 38.0),
+             pair_run("ut-t2t-v2-steps2-nopatience-s10k/weights-2-data-2/task16", 2, 2, 36.9),  # seed 2's own, again
+             pair_run("ut-t2t-v2-steps2-nopatience-s10k/weights-0-data-4/task16", 0, 4, None, status="time_limit", steps=6000)]
+    others = [pair_run("ut-t2t-v2-steps2-nopatience/task17", 0, None, 10.0, tasks=17),  # another task
+              pair_run("ut-t2t-v2-steps2-nopatience-b512/task16", 0, None, 50.0)]  # another folder
     table = TABLES["babi-seed-pairs"](pairs + others + own)
     assert table.split("\n") == [
         "| task 16, step 10,000 | stories 0 | stories 2 |", "|---|---|---|",
@@ -561,9 +563,34 @@ def test_seed_pairs_table_crosses_the_seeds_of_weights_and_stories_and_the_model
         "(step 6000, 100 s)"]
     assert TABLES["babi-seed-pairs"](others) == docs.NO_RECORDS
     # the same pairs under tensor2tensor's optimiser: a table of their own, the default study's runs left out
-    t2t = [run("ut-t2t-v2-steps2-nopatience-s10k-t2topt/weights-2-data-0/task16", 2, 0, 3.5)]
+    t2t = [pair_run("ut-t2t-v2-steps2-nopatience-s10k-t2topt/weights-2-data-0/task16", 2, 0, 3.5)]
     assert TABLES["babi-seed-pairs-t2t-optimiser"](pairs + own + t2t).split("\n") == [
         "| task 16, step 10,000 | stories 0 |", "|---|---|", "| weights 2 | 3.5 |"]
     assert "3.5" not in TABLES["babi-seed-pairs"](pairs + own + t2t)
     # the pairs are a seed study, not models: the per-task tables show the seeds' own runs only
     assert [row.split(" |")[0] for row in TABLES["babi"](pairs + own).split("\n")[2:]] == ["| en-10k/ut-t2t-v2-steps2-nopatience"]
+
+
+def test_seed_pairs_levers_table_sets_the_pairs_every_lever_ran_side_by_side():
+    folders = {"ours": "ut-t2t-v2-steps2-nopatience-s10k", "t2t": "ut-t2t-v2-steps2-nopatience-s10k-t2topt",
+               "mean": "ut-t2t-v2-steps2-nopatience-s10k-t2topt-meanpool",
+               "init": "ut-t2t-v2-steps2-nopatience-s10k-t2topt-t2tinit"}
+    errors = {"ours": {(0, 0): 52.0, (2, 0): 40.0, (1, 1): 50.0}, "t2t": {(0, 0): 38.0, (2, 0): 24.0, (1, 1): 50.0},
+              "mean": {(0, 0): 51.0, (2, 0): 44.0}, "init": {(0, 0): 20.0, (2, 0): 46.0, (1, 1): 30.0}}
+    records = [pair_run(f"{folders[lever]}/weights-{w}-data-{d}/task16", w, d, e)
+               for lever, cells in errors.items() for (w, d), e in cells.items()]
+    records.append(pair_run("ut-t2t-v2-steps2-nopatience/task16", 0, None, 99.0))  # seed 0's own run: the rerun counts
+    rows = TABLES["babi-seed-pairs-levers"](records).split("\n")
+    assert rows[0] == ("| task 16, step 10,000 | our optimiser | tensor2tensor's optimiser | + mean readout "
+                       "| + tensor2tensor's initialiser |")
+    # each column's mean over its own pairs, and over the two pairs every column ran (computed here)
+    own = {lever: f"**{sum(cells.values()) / len(cells):.1f}** ({len(cells)})" for lever, cells in errors.items()}
+    common = {lever: f"{(cells[(0, 0)] + cells[(2, 0)]) / 2:.1f}" for lever, cells in errors.items()}
+    assert rows[2:] == [
+        "| weights 0, stories 0 | 52.0 | 38.0 | 51.0 | 20.0 |", "| weights 1, stories 1 | 50.0 | 50.0 | - | 30.0 |",
+        "| weights 2, stories 0 | 40.0 | 24.0 | 44.0 | 46.0 |",
+        "| mean over its pairs | " + " | ".join(own.values()) + " |",
+        "| mean over the 2 pairs every column ran | " + " | ".join(common.values()) + " |",
+        "| below 45% | 1 of 3 | 2 of 3 | 1 of 2 | 2 of 3 |"]
+    only_ours = [r for r in records if "-s10k/" in r.experiment or "-s10k" not in r.experiment]
+    assert TABLES["babi-seed-pairs-levers"](only_ours) == docs.NO_RECORDS

@@ -362,6 +362,28 @@ def seed_pair(record: RunRecord) -> tuple[int, int]:
     return weights, weights if data_seed is None else data_seed
 
 
+def _pair_errors(records: list[RunRecord], study: tuple[str, ...], task: int,
+                 step: int) -> tuple[dict[tuple[int, int], list[float]], list[tuple[str, int, float]]]:
+    """Task ``task``'s validation error (%) at step ``step`` of each run of task ``task`` alone under
+    the folders of ``study``, by :func:`seed_pair`, several runs of one pair in the order of
+    ``study``; and the runs stopped at their time limit before ``step`` (name, steps, seconds)."""
+    def place(record: RunRecord) -> int | None:  # the folder of study it lies under
+        return next((i for i, folder in enumerate(study) if record.experiment.startswith(folder + "/")), None)
+
+    placed = [(place(r), r.experiment, r) for r in family(records, "babi")]
+    runs = [(i, name, r) for i, name, r in placed
+            if i is not None and r.history and parse_tasks(r.config["task"].get("tasks")) == [task]]
+    errors: dict[tuple[int, int], list[float]] = {}
+    short = []
+    for _, _, record in sorted(runs, key=lambda run: run[:2]):
+        error = task_curve(record, task).get(step)
+        if error is not None:
+            errors.setdefault(seed_pair(record), []).append(error)
+        elif record.partial:
+            short.append((record.experiment, record.steps, record.wall_time_seconds))
+    return errors, short
+
+
 @register_table("babi-seed-pairs")
 def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = SEED_PAIRS_STUDY,
                           task: int = SEED_PAIRS_TASK, step: int = SEED_PAIRS_STEP) -> str:
@@ -370,28 +392,52 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
     (:func:`seed_pair`); where several runs are the same pair, their errors in the order of ``study``
     (a pair run again under another commit or CPU need not repeat its numbers). A run stopped at its time limit before ``step``
     shows as ``-`` and is named in a footnote."""
-    def place(record: RunRecord) -> int | None:  # the folder of study it lies under
-        return next((i for i, folder in enumerate(study) if record.experiment.startswith(folder + "/")), None)
-
-    placed = [(place(r), r.experiment, r) for r in family(records, "babi")]
-    runs = [(i, name, r) for i, name, r in placed
-            if i is not None and r.history and parse_tasks(r.config["task"].get("tasks")) == [task]]
-    cells: dict[tuple[int, int], list[str]] = {}
-    short = []
-    for _, _, record in sorted(runs, key=lambda run: run[:2]):
-        error = task_curve(record, task).get(step)
-        if error is not None:
-            cells.setdefault(seed_pair(record), []).append(f"{error:.1f}")
-        elif record.partial:
-            short.append((record.experiment, record.steps, record.wall_time_seconds))
-    if not cells:
+    errors, short = _pair_errors(records, study, task, step)
+    if not errors:
         return NO_RECORDS
-    weights, stories = sorted({w for w, _ in cells}), sorted({d for _, d in cells})
-    rows = [[f"weights {w}", *(" / ".join(cells.get((w, d), ["-"])) for d in stories)] for w in weights]
+    weights, stories = sorted({w for w, _ in errors}), sorted({d for _, d in errors})
+    rows = [[f"weights {w}", *(" / ".join(f"{e:.1f}" for e in errors.get((w, d), [])) or "-" for d in stories)]
+            for w in weights]
     return markdown_table([f"task {task}, step {step:,}", *(f"stories {d}" for d in stories)], rows) + partial_footnote(short)
 
 
 register_table("babi-seed-pairs-t2t-optimiser")(partial(babi_seed_pairs_table, study=SEED_PAIRS_T2T_OPTIMISER_STUDY))
+
+# The levers tried on the lottery, side by side: each a column of the same pairs' runs. The levers
+# after tensor2tensor's optimiser are added to it: the readout from the mean over all positions
+# (model.pooling=mean, its class-label output layer's) and its initialiser
+# (model.weight_init=tensor2tensor).
+SEED_PAIRS_LEVERS = (
+    ("our optimiser", SEED_PAIRS_STUDY),
+    ("tensor2tensor's optimiser", SEED_PAIRS_T2T_OPTIMISER_STUDY),
+    ("+ mean readout", ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt-meanpool",)),
+    ("+ tensor2tensor's initialiser", ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt-t2tinit",)),
+)
+SEED_PAIRS_CUT = 45.0  # below it at step 10,000 a run has left the colour policy (about 50%)
+
+
+@register_table("babi-seed-pairs-levers")
+def babi_seed_pairs_levers_table(records: list[RunRecord], *, levers: tuple[tuple[str, tuple[str, ...]], ...] = SEED_PAIRS_LEVERS,
+                                 task: int = SEED_PAIRS_TASK, step: int = SEED_PAIRS_STEP) -> str:
+    """Task ``task``'s validation error (%) at step ``step``, one row per seed pair and one column per
+    lever (a label and the folders of its runs; ``-`` where it did not run the pair); then each
+    column's mean over its own pairs and over the pairs every column ran, and how many of its pairs
+    are below :data:`SEED_PAIRS_CUT`. Where a lever ran a pair twice, its last run in the order of
+    its folders counts (for ours, the rerun beside the other pairs, on the same day and CPU)."""
+    columns = [{pair: runs[-1] for pair, runs in _pair_errors(records, study, task, step)[0].items()}
+               for _, study in levers]
+    if len([errors for errors in columns if errors]) < 2:
+        return NO_RECORDS
+    pairs = sorted(set().union(*columns))
+    common = sorted(set.intersection(*(set(errors) for errors in columns)))
+    rows = [[f"weights {w}, stories {d}", *(f"{errors[(w, d)]:.1f}" if (w, d) in errors else "-" for errors in columns)]
+            for w, d in pairs]
+    rows.append(["mean over its pairs", *(f"**{statistics.fmean(e.values()):.1f}** ({len(e)})" if e else "-" for e in columns)])
+    if common:
+        rows.append([f"mean over the {len(common)} pairs every column ran",
+                     *(f"{statistics.fmean(e[pair] for pair in common):.1f}" for e in columns)])
+    rows.append([f"below {SEED_PAIRS_CUT:g}%", *(f"{sum(v < SEED_PAIRS_CUT for v in e.values())} of {len(e)}" for e in columns)])
+    return markdown_table([f"task {task}, step {step:,}", *(label for label, _ in levers)], rows)
 
 
 def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str,
