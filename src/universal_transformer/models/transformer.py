@@ -57,8 +57,9 @@ class _UTBase(PretrainedModel):
         self.embedding_dropout = Dropout(config.embedding_dropout)
 
     def post_init(self) -> None:
-        """Re-initialise the weights as ``config.weight_init`` says; the last line of every
-        model's ``__init__``, once all its layers exist."""
+        """Re-initialise the weights as ``config.weight_init`` says: the last line of every
+        model's ``__init__``, once all its layers exist (a subclass that adds layers calls
+        it again at its own end, which re-draws them all)."""
         if self.config.weight_init == "tensor2tensor":
             init_tensor2tensor_(self)
 

@@ -6,7 +6,8 @@ its ``transformer_base`` hparams (which ``universal_transformer_tiny`` builds on
 ``initializer: uniform_unit_scaling`` with ``initializer_gain: 1.0``, which its
 ``optimize.get_variable_initializer`` turns into ``variance_scaling_initializer(1.0,
 mode="fan_avg", distribution="uniform")``: every kernel from U(+-sqrt(6 / (fan_in + fan_out)))
-(Glorot's uniform), every bias 0. For an attention layer's d x d projections that is a scale
+(Glorot's uniform), every bias 0 (its attention projections have no bias at all; ours start at 0
+and train). For an attention layer's d x d projections that is a scale
 sqrt(3) times PyTorch's default on the queries, keys and values, and for the transition's
 d_ff -> d layer about half of it.
 """

@@ -580,9 +580,10 @@ def test_seed_pairs_levers_table_sets_the_pairs_every_lever_ran_side_by_side():
     records = [pair_run(f"{folders[lever]}/weights-{w}-data-{d}/task16", w, d, e)
                for lever, cells in errors.items() for (w, d), e in cells.items()]
     records.append(pair_run("ut-t2t-v2-steps2-nopatience/task16", 0, None, 99.0))  # seed 0's own run: the rerun counts
-    rows = TABLES["babi-seed-pairs-levers"](records).split("\n")
-    assert rows[0] == ("| task 16, step 10,000 | our optimiser | tensor2tensor's optimiser | + mean readout "
-                       "| + tensor2tensor's initialiser |")
+    stopped = pair_run(f"{folders['mean']}/weights-1-data-1/task16", 1, 1, None, status="time_limit", steps=6000)
+    rows = TABLES["babi-seed-pairs-levers"](records + [stopped]).split("\n")
+    assert rows[0] == ("| task 16, step 10,000 | our optimiser | t2t optimiser | t2t optimiser + mean readout "
+                       "| t2t optimiser + t2t initialiser |")
     # each column's mean over its own pairs, and over the two pairs every column ran (computed here)
     own = {lever: f"**{sum(cells.values()) / len(cells):.1f}** ({len(cells)})" for lever, cells in errors.items()}
     common = {lever: f"{(cells[(0, 0)] + cells[(2, 0)]) / 2:.1f}" for lever, cells in errors.items()}
@@ -590,7 +591,13 @@ def test_seed_pairs_levers_table_sets_the_pairs_every_lever_ran_side_by_side():
         "| weights 0, stories 0 | 52.0 | 38.0 | 51.0 | 20.0 |", "| weights 1, stories 1 | 50.0 | 50.0 | - | 30.0 |",
         "| weights 2, stories 0 | 40.0 | 24.0 | 44.0 | 46.0 |",
         "| mean over its pairs | " + " | ".join(own.values()) + " |",
-        "| mean over the 2 pairs every column ran | " + " | ".join(common.values()) + " |",
-        "| below 45% | 1 of 3 | 2 of 3 | 1 of 2 | 2 of 3 |"]
+        "| mean over the 2 pairs all ran | " + " | ".join(common.values()) + " |",
+        "| below 45% | 1 of 3 | 2 of 3 | 1 of 2 | 2 of 3 |", "",
+        f"partial = stopped at its time limit: babi/en-10k/{folders['mean']}/weights-1-data-1/task16 (step 6000, 100 s)"]
+    # a lever without runs shows "-" and leaves the pairs the others all ran
+    without_mean = TABLES["babi-seed-pairs-levers"]([r for r in records if "-meanpool/" not in r.experiment]).split("\n")
+    assert without_mean[5:8] == ["| mean over its pairs | " + " | ".join([*list(own.values())[:2], "-", own["init"]]) + " |",
+                                 "| mean over the 3 pairs all ran | 47.3 | 37.3 | - | 32.0 |",
+                                 "| below 45% | 1 of 3 | 2 of 3 | - | 2 of 3 |"]
     only_ours = [r for r in records if "-s10k/" in r.experiment or "-s10k" not in r.experiment]
     assert TABLES["babi-seed-pairs-levers"](only_ours) == docs.NO_RECORDS

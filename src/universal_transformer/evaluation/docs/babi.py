@@ -403,41 +403,52 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
 
 register_table("babi-seed-pairs-t2t-optimiser")(partial(babi_seed_pairs_table, study=SEED_PAIRS_T2T_OPTIMISER_STUDY))
 
-# The levers tried on the lottery, side by side: each a column of the same pairs' runs. The levers
-# after tensor2tensor's optimiser are added to it: the readout from the mean over all positions
-# (model.pooling=mean, its class-label output layer's) and its initialiser
+# The levers tried on the lottery, side by side: each a column of the same pairs' runs. The two
+# after tensor2tensor's optimiser each add one thing to it (not to each other): the readout from the
+# mean over all positions (model.pooling=mean, its class-label output layer's) or its initialiser
 # (model.weight_init=tensor2tensor).
 SEED_PAIRS_LEVERS = (
     ("our optimiser", SEED_PAIRS_STUDY),
-    ("tensor2tensor's optimiser", SEED_PAIRS_T2T_OPTIMISER_STUDY),
-    ("+ mean readout", ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt-meanpool",)),
-    ("+ tensor2tensor's initialiser", ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt-t2tinit",)),
+    ("t2t optimiser", SEED_PAIRS_T2T_OPTIMISER_STUDY),
+    ("t2t optimiser + mean readout", ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt-meanpool",)),
+    ("t2t optimiser + t2t initialiser", ("babi/en-10k/ut-t2t-v2-steps2-nopatience-s10k-t2topt-t2tinit",)),
 )
 SEED_PAIRS_CUT = 45.0  # below it at step 10,000 a run has left the colour policy (about 50%)
 
 
 @register_table("babi-seed-pairs-levers")
-def babi_seed_pairs_levers_table(records: list[RunRecord], *, levers: tuple[tuple[str, tuple[str, ...]], ...] = SEED_PAIRS_LEVERS,
-                                 task: int = SEED_PAIRS_TASK, step: int = SEED_PAIRS_STEP) -> str:
+def babi_seed_pairs_levers_table(
+    records: list[RunRecord], *, levers: tuple[tuple[str, tuple[str, ...]], ...] = SEED_PAIRS_LEVERS,
+    task: int = SEED_PAIRS_TASK, step: int = SEED_PAIRS_STEP,
+) -> str:
     """Task ``task``'s validation error (%) at step ``step``, one row per seed pair and one column per
-    lever (a label and the folders of its runs; ``-`` where it did not run the pair); then each
-    column's mean over its own pairs and over the pairs every column ran, and how many of its pairs
-    are below :data:`SEED_PAIRS_CUT`. Where a lever ran a pair twice, its last run in the order of
-    its folders counts (for ours, the rerun beside the other pairs, on the same day and CPU)."""
-    columns = [{pair: runs[-1] for pair, runs in _pair_errors(records, study, task, step)[0].items()}
-               for _, study in levers]
-    if len([errors for errors in columns if errors]) < 2:
+    lever (a label and the folders of its runs; ``-`` where it has no run of the pair that reached
+    ``step``, those stopped before it named in a footnote); then each column's mean over its own
+    pairs and over the pairs that every lever with runs ran, and how many of its pairs are below
+    :data:`SEED_PAIRS_CUT`. Where a lever ran a pair twice, its last run by (folder in the order
+    given, run name) counts (for ours, the rerun beside the other pairs, on the same day and CPU)."""
+    columns, short = [], []
+    for _, study in levers:
+        errors, stopped = _pair_errors(records, study, task, step)
+        columns.append({pair: runs[-1] for pair, runs in errors.items()})
+        short += stopped
+    ran = [errors for errors in columns if errors]
+    if len(ran) < 2:
         return NO_RECORDS
-    pairs = sorted(set().union(*columns))
-    common = sorted(set.intersection(*(set(errors) for errors in columns)))
-    rows = [[f"weights {w}, stories {d}", *(f"{errors[(w, d)]:.1f}" if (w, d) in errors else "-" for errors in columns)]
-            for w, d in pairs]
-    rows.append(["mean over its pairs", *(f"**{statistics.fmean(e.values()):.1f}** ({len(e)})" if e else "-" for e in columns)])
+    pairs = sorted(set().union(*ran))
+    common = sorted(set.intersection(*(set(errors) for errors in ran)))
+
+    def summary(label: str, cell) -> list[str]:  # one cell per column, "-" for a lever without runs
+        return [label, *(cell(errors) if errors else "-" for errors in columns)]
+
+    rows = [summary(f"weights {w}, stories {d}", lambda e: f"{e[(w, d)]:.1f}" if (w, d) in e else "-") for w, d in pairs]
+    rows.append(summary("mean over its pairs", lambda e: f"**{statistics.fmean(e.values()):.1f}** ({len(e)})"))
     if common:
-        rows.append([f"mean over the {len(common)} pairs every column ran",
-                     *(f"{statistics.fmean(e[pair] for pair in common):.1f}" for e in columns)])
-    rows.append([f"below {SEED_PAIRS_CUT:g}%", *(f"{sum(v < SEED_PAIRS_CUT for v in e.values())} of {len(e)}" for e in columns)])
-    return markdown_table([f"task {task}, step {step:,}", *(label for label, _ in levers)], rows)
+        rows.append(summary(f"mean over the {len(common)} pairs all ran",
+                            lambda e: f"{statistics.fmean(e[pair] for pair in common):.1f}"))
+    rows.append(summary(f"below {SEED_PAIRS_CUT:g}%", lambda e: f"{sum(v < SEED_PAIRS_CUT for v in e.values())} of {len(e)}"))
+    header = [f"task {task}, step {step:,}", *(label for label, _ in levers)]
+    return markdown_table(header, rows) + partial_footnote(short)
 
 
 def _stories_figure(records: list[RunRecord], out: Path, *, metric: str = "error", ylabel: str,
