@@ -403,6 +403,7 @@ def babi_seed_pairs_table(records: list[RunRecord], *, study: tuple[str, ...] = 
 
 register_table("babi-seed-pairs-t2t-optimiser")(partial(babi_seed_pairs_table, study=SEED_PAIRS_T2T_OPTIMISER_STUDY))
 
+
 # The levers tried on the lottery, side by side: each a column of the same pairs' runs. The two
 # after tensor2tensor's optimiser each add one thing to it (not to each other): the readout from the
 # mean over all positions (model.pooling=mean, its class-label output layer's) or its initialiser
