@@ -14,9 +14,6 @@ d_ff -> d layer about half of it.
 
 from __future__ import annotations
 
-import math
-
-import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
@@ -24,14 +21,12 @@ from .halting import HaltingUnit
 
 
 def glorot_uniform_(linear: nn.Linear, blocks: int = 1) -> None:
-    """Draw ``linear.weight`` from U(+-sqrt(6 / (fan_in + fan_out))), the output rows split into
+    """Draw ``linear.weight`` Glorot-uniform (``nn.init.xavier_uniform_``), its output rows split into
     ``blocks`` matrices that each count as a layer of their own (a fused projection)."""
-    out_features, in_features = linear.weight.shape
-    if out_features % blocks:
-        raise ValueError(f"{out_features} output features do not split into {blocks} blocks")
-    bound = math.sqrt(6.0 / (in_features + out_features // blocks))
-    with torch.no_grad():
-        linear.weight.uniform_(-bound, bound)
+    if linear.out_features % blocks:
+        raise ValueError(f"{linear.out_features} output features do not split into {blocks} blocks")
+    for block in linear.weight.detach().chunk(blocks):
+        nn.init.xavier_uniform_(block)
 
 
 def init_tensor2tensor_(model: nn.Module) -> None:
@@ -45,10 +40,7 @@ def init_tensor2tensor_(model: nn.Module) -> None:
     (already N(0, d^-1/2), as tensor2tensor's), layer norms, the fact encoders' position masks and
     the depthwise convolutions of the sepconv transitions keep their initialisation.
     """
-    blocks = {}
-    for module in model.modules():
-        if isinstance(module, MultiHeadAttention):
-            blocks[module.kv_proj] = 2
+    blocks = {module.kv_proj: 2 for module in model.modules() if isinstance(module, MultiHeadAttention)}
     keep_bias = {module.linear for module in model.modules() if isinstance(module, HaltingUnit)}
     output = getattr(model, "output", None)
     for module in model.modules():
