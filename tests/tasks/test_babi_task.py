@@ -341,6 +341,28 @@ def test_train_fraction_keeps_the_first_training_stories_and_the_same_validation
 
 
 @needs_data
+def test_repeat_lists_a_tasks_training_questions_that_many_times_and_nothing_else():
+    opts = {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 16], "memory_size": 20}
+    whole = BabiTask(opts, seed=0)
+    for repeat in ({16: 3}, {"16": 3}):  # YAML's {16: 3} and the command line's {"16":3}
+        task = BabiTask({**opts, "repeat": repeat}, seed=0)
+        assert task.options.repeat == {16: 3}
+        raw, base = task._load(), whole._load()
+        key = lambda ex: (ex.task, ex.story, ex.question, ex.answer)  # noqa: E731
+        assert sorted(map(key, raw["train"])) == sorted(
+            [key(ex) for ex in base["train"]] + 2 * [key(ex) for ex in base["train"] if ex.task == 16])
+        for split in ("validation", "test"):
+            assert list(map(key, raw[split])) == list(map(key, base[split]))
+        # an epoch of batches walks through the repeated questions: task 16's share of it triples
+        share = task.splits["train"].task.eq(16).float().mean().item()
+        assert share == pytest.approx(3 * 900 / (900 + 3 * 900))
+    assert BabiTask.options_class.from_dict({**opts, "repeat": {16: 3}}).to_dict()["repeat"] == {16: 3}
+    for bad in ({965: None}, {2: 3}, {16: 0}, {16: 1.5}, [16, 3]):
+        with pytest.raises(ConfigError, match="task.repeat"):
+            BabiTask({**opts, "repeat": bad}, seed=0)
+
+
+@needs_data
 def test_batches_drop_unused_fact_slots_and_the_model_computes_the_same():
     task = BabiTask({"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 3], "memory_size": 130}, seed=0)
     data = task.splits["train"]

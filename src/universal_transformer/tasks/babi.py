@@ -193,7 +193,13 @@ class BabiOptions(TaskOptions):
     other 19 tasks together (docs/results.md, bAbI, the 10k joint legs: which evaluation was
     best is mostly task 3's draw); ``pooled`` gives them a tenth of another task's weight.
     Every evaluation reports both errors; scores of runs with different selections do not
-    compare, and ``ut eval`` cannot change it (the kept model was chosen during training)."""
+    compare, and ``ut eval`` cannot change it (the kept model was chosen during training).
+
+    ``repeat`` maps a task to how many times its training questions appear in an epoch (``{16:
+    8}``; on the command line ``task.repeat={"16":8}``, as YAML reads ``{16:8}`` as a base-60
+    number): it raises that task's share of each joint step without changing any other task's
+    questions or validation. A diagnostic, not the paper's protocol, which samples the 20 tasks'
+    training data as it comes."""
 
     name = "babi"
 
@@ -210,9 +216,11 @@ class BabiOptions(TaskOptions):
     validation: str = "held_out"
     train_fraction: float = 1.0
     selection: str = "mean"
+    repeat: Any = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self.repeat = _repeat_factors(self.repeat, parse_tasks(self.tasks))
         if self.tie_break not in ("first", "loss"):
             raise ConfigError(f"task.tie_break must be 'first' or 'loss', got {self.tie_break!r}")
         if self.validation not in ("held_out", "test"):
@@ -230,6 +238,24 @@ class BabiOptions(TaskOptions):
             raise ConfigError(f"task.validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
         if not 0.0 < float(self.train_fraction) <= 1.0:
             raise ConfigError(f"task.train_fraction must be in (0, 1], got {self.train_fraction!r}")
+
+
+def _repeat_factors(value: Any, tasks: list[int]) -> dict[int, int] | None:
+    """``task.repeat`` as ``{task: factor}`` (keys may be strings of numbers), or None when unset."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ConfigError(f"task.repeat must map tasks to whole factors, e.g. {{16: 8}}, got {value!r}")
+    factors = {}
+    for key, factor in value.items():
+        task = int(key) if isinstance(key, int) or (isinstance(key, str) and key.isdigit()) else None
+        if task not in tasks or isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ConfigError(
+                f"task.repeat: {key!r}: {factor!r} must name a trained task ({tasks}) and a whole factor >= 1 "
+                "(on the command line write task.repeat={\"16\":8}: YAML reads {16:8} as one number)"
+            )
+        factors[task] = factor
+    return factors
 
 
 def error_percent(right: Tensor) -> float:
@@ -337,6 +363,8 @@ class BabiTask(Task):
             held = set(order[:n_held])
             validation += [ex for ex in examples if ex.story in held]
             train += self._first_stories(examples, [s for s in range(stories) if s not in held])
+        for task, factor in (self.options.repeat or {}).items():  # after the split: held-out stories stay out
+            train += [ex for ex in train if ex.task == task] * (factor - 1)
         return {"train": train, "validation": test if self.options.validation == "test" else validation, "test": test}
 
     def _first_stories(self, examples: list[BabiExample], stories: list[int]) -> list[BabiExample]:

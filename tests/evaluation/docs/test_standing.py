@@ -55,7 +55,10 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
         _joint("babi/en-10k/joint-ut", 1.0, [0.5] * 20, act=False),  # no ACT: not Appendix C's model
         # a joint run's models picked per task (ut eval --per-task): neither reading, whatever its validation
         _joint("babi/en-10k/joint-b-per-task", 0.1, [0.0] * 20, selection="per_task"),
+        # trained on resampled tasks (task.repeat, a diagnostic): not the paper's data, whatever its validation
+        _joint("babi/en-10k/joint-b-r16x8", 0.1, [0.0] * 20),
     ]
+    records[-1].config["task"]["repeat"] = {16: 8}
     table = TABLES["babi-paper"](records)
     lines = table.split("\n")
     assert lines[0] == ("| task | 10k single: paper | here | 10k joint: paper | here | 1k single: paper | here "

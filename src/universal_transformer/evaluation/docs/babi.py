@@ -1111,8 +1111,9 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
 def _setting_column(records: list[RunRecord], runs: dict[str, list[dict[str, Any]]], data: str, joint: bool,
                     model: str) -> tuple[str, dict[int, dict[str, Any]]] | None:
     """:func:`babi_setting_column` over the runs :func:`_babi_runs` grouped already."""
+    # A run that resampled the tasks (task.repeat, a diagnostic) trained on other data than the paper's.
     kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
-             for r in family(records, f"babi/{data}")}
+             for r in family(records, f"babi/{data}") if not r.config.get("task", {}).get("repeat")}
     candidates = []
     for name, column in ((name, best_of_seeds(seeds)) for name, seeds in runs.items()):
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
