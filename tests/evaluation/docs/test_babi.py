@@ -354,6 +354,28 @@ def test_joint17_floor_table_reads_task_17_from_the_joint_models_every_10000_ste
     assert docs.FIGURES["babi-floor-joint17"]([on, floor2, q8], tmp_path / "i.png")
 
 
+def test_task16_share_table_names_the_resampled_task_in_its_column():
+    def run(name, history, repeat=None, **fields):
+        record = _babi_history_record(f"ut-t2t-v2-steps2-nopatience-joint-10k-{name}", "all", history,
+                                      model={"num_steps": 2, "act": False}, **fields)
+        if repeat:
+            record.config["task"]["repeat"] = repeat
+        return record
+
+    plain = run("t2topt-t2tinit", [{"step": 10000, "task16/error": 52.0}, {"step": 20000, "task16/error": 50.0}],
+                test={"task16/error": 52.8})
+    share = run("t2topt-t2tinit-r16x8", [{"step": 10000, "task16/error": 49.0}, {"step": 15000, "task16/error": 3.0}],
+                repeat={16: 8}, status="time_limit", steps=15500)
+    other = run("t2topt-t2tinit-r17x8", [{"step": 10000, "task16/error": 1.0}], repeat={17: 8})  # not in the study
+    table = TABLES["babi-task16-share"]([share, other, plain])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| step | en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit (no ACT, 2 steps) "
+        "| en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit-r16x8 (no ACT, 2 steps, task 16 x8) |",
+        "|---|---|---|", "| 10,000 | 52.0 | 49.0 |", "| 15,000 | - | 3.0 |", "| 20,000 | 50.0 | - |",
+        "| test | **52.8** | - |"])
+    assert "t2topt-t2tinit-r16x8 (step 15500" in table  # partial, said so
+
+
 def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():
     def run(name, model, test, seed=0, **fields):
         record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}],

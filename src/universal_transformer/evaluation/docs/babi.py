@@ -533,7 +533,9 @@ FLOOR_ROW = 4_000  # a row every 4,000 steps
 
 
 def _floor_label(record: RunRecord) -> str:
-    return f"{babi_group(record.experiment)} ({_halting_label(record)})"
+    repeat = record.config["task"].get("repeat") or {}
+    resampled = "".join(f", task {task} x{factor}" for task, factor in repeat.items())
+    return f"{babi_group(record.experiment)} ({_halting_label(record)}{resampled})"
 
 
 def _seeded_floor_label(record: RunRecord) -> str:
@@ -643,6 +645,20 @@ JOINT17_FLOOR_ROW = 10_000
 def babi_joint17_floor_table(records: list[RunRecord]) -> str:
     """:func:`floor_table` for task 17 in the joint models of :data:`JOINT17_FLOOR_STUDY`."""
     return floor_table(records, JOINT17_FLOOR_STUDY, 17, JOINT17_FLOOR_ROW)
+
+
+# Is task 16's share of the joint steps what keeps the joint model on the colour policy, where the
+# task trained alone leaves it (configs/babi/t2t-v2.grid)? The depth-2 joint models under
+# tensor2tensor's optimiser, with its initialiser, and with that and task 16's training questions
+# listed 8 times an epoch (task.repeat): 3.35 and 19.6 of a step's 64 questions.
+TASK16_SHARE_STUDY = tuple(f"babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-{name}"
+                           for name in ("t2topt", "t2topt-t2tinit", "t2topt-t2tinit-r16x8"))
+
+
+@register_table("babi-task16-share")
+def babi_task16_share_table(records: list[RunRecord]) -> str:
+    """:func:`floor_table` for task 16 in the joint models of :data:`TASK16_SHARE_STUDY`."""
+    return floor_table(records, TASK16_SHARE_STUDY, 16, JOINT17_FLOOR_ROW)
 
 
 # Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
