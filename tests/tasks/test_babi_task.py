@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from universal_transformer.config import ConfigError, StoryQAConfig
+from universal_transformer.config import ConfigError, StoryQAConfig, dump_yaml, load_yaml
 from universal_transformer.data.babi import read_babi
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
@@ -356,9 +357,17 @@ def test_repeat_lists_a_tasks_training_questions_that_many_times_and_nothing_els
         # an epoch of batches walks through the repeated questions: task 16's share of it triples
         share = task.splits["train"].task.eq(16).float().mean().item()
         assert share == pytest.approx(3 * 900 / (900 + 3 * 900))
-    assert BabiTask.options_class.from_dict({**opts, "repeat": {16: 3}}).to_dict()["repeat"] == {16: 3}
-    for bad in ({965: None}, {2: 3}, {16: 0}, {16: 1.5}, [16, 3]):
-        with pytest.raises(ConfigError, match="task.repeat"):
+    options = BabiTask.options_class.from_dict({**opts, "repeat": {16: 3, 1: 2}}).to_dict()
+    assert list(options["repeat"].items()) == [(1, 2), (16, 3)]  # task order: the same stream whatever the order written
+    assert BabiTask.options_class.from_dict(json.loads(json.dumps(options))).repeat == {1: 2, 16: 3}
+    assert BabiTask.options_class.from_dict(load_yaml(dump_yaml(options))).repeat == {1: 2, 16: 3}
+    for same in ({16: 1}, {}):  # the paper's data: no repeat at all
+        assert BabiTask.options_class.from_dict({**opts, "repeat": same}).repeat is None
+    for bad, message in (({968: None}, "968 is not one of the tasks trained .*write \\{16: 8\\}"),
+                         ({2: 3}, "2 is not one of the tasks trained"), ({True: 3}, "True is not one"),
+                         ({"²": 3}, "is not one"), ({16: 0}, "task 16's factor must be a whole number >= 1, got 0"),
+                         ({16: 1.5}, "got 1.5"), ([16, 3], "must map tasks to whole factors")):
+        with pytest.raises(ConfigError, match=f"task.repeat.*{message}"):
             BabiTask({**opts, "repeat": bad}, seed=0)
 
 

@@ -196,10 +196,11 @@ class BabiOptions(TaskOptions):
     compare, and ``ut eval`` cannot change it (the kept model was chosen during training).
 
     ``repeat`` maps a task to how many times its training questions appear in an epoch (``{16:
-    8}``; on the command line ``task.repeat={"16":8}``, as YAML reads ``{16:8}`` as a base-60
-    number): it raises that task's share of each joint step without changing any other task's
-    questions or validation. A diagnostic, not the paper's protocol, which samples the 20 tasks'
-    training data as it comes."""
+    8}``; on a shell's command line ``--set 'task.repeat={16: 8}'``, in a grid file
+    ``task.repeat={"16":8}``: YAML reads ``{16:8}`` as one base-60 number): it raises that task's
+    share of each joint step without changing any other task's questions or validation. A
+    diagnostic, not the paper's protocol, which samples the 20 tasks' training data as it comes.
+    (``ut eval --split train`` of such a run counts the repeated questions as often as they appear.)"""
 
     name = "babi"
 
@@ -220,7 +221,6 @@ class BabiOptions(TaskOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.repeat = _repeat_factors(self.repeat, parse_tasks(self.tasks))
         if self.tie_break not in ("first", "loss"):
             raise ConfigError(f"task.tie_break must be 'first' or 'loss', got {self.tie_break!r}")
         if self.validation not in ("held_out", "test"):
@@ -229,7 +229,7 @@ class BabiOptions(TaskOptions):
             raise ConfigError(f"task.selection must be 'mean' or 'pooled', got {self.selection!r}")
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
-        parse_tasks(self.tasks)
+        self.repeat = _repeat_factors(self.repeat, parse_tasks(self.tasks))
         if int(self.memory_size) < 1 or int(self.eval_batch_size) < 1:
             raise ConfigError("task.memory_size and task.eval_batch_size must be positive integers")
         if int(self.bucket_width) < 0:
@@ -241,21 +241,25 @@ class BabiOptions(TaskOptions):
 
 
 def _repeat_factors(value: Any, tasks: list[int]) -> dict[int, int] | None:
-    """``task.repeat`` as ``{task: factor}`` (keys may be strings of numbers), or None when unset."""
+    """``task.repeat`` as ``{task: factor}`` in task order, factors of 1 dropped (keys may be strings
+    of numbers, as JSON writes them), or None where it changes nothing."""
     if value is None:
         return None
     if not isinstance(value, dict):
         raise ConfigError(f"task.repeat must map tasks to whole factors, e.g. {{16: 8}}, got {value!r}")
     factors = {}
     for key, factor in value.items():
-        task = int(key) if isinstance(key, int) or (isinstance(key, str) and key.isdigit()) else None
-        if task not in tasks or isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+        number = str(key) if isinstance(key, int) and not isinstance(key, bool) else key
+        if not (isinstance(number, str) and number.isascii() and number.isdigit()) or int(number) not in tasks:
             raise ConfigError(
-                f"task.repeat: {key!r}: {factor!r} must name a trained task ({tasks}) and a whole factor >= 1 "
-                "(on the command line write task.repeat={\"16\":8}: YAML reads {16:8} as one number)"
+                f"task.repeat: {key!r} is not one of the tasks trained ({tasks}); YAML reads {{16:8}} as one "
+                "number (968): write {16: 8}, quoted on a shell's command line, or {\"16\":8} in a grid file"
             )
-        factors[task] = factor
-    return factors
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ConfigError(f"task.repeat: task {key}'s factor must be a whole number >= 1, got {factor!r}")
+        if factor > 1:
+            factors[int(number)] = factor
+    return dict(sorted(factors.items())) or None
 
 
 def error_percent(right: Tensor) -> float:

@@ -532,9 +532,13 @@ FLOOR_TASK = 19
 FLOOR_ROW = 4_000  # a row every 4,000 steps
 
 
+def _repeat(record: RunRecord) -> dict[str, int]:
+    """A bAbI record's ``task.repeat`` (task -> factor, as JSON keys it), empty where unset."""
+    return record.config.get("task", {}).get("repeat") or {}
+
+
 def _floor_label(record: RunRecord) -> str:
-    repeat = record.config["task"].get("repeat") or {}
-    resampled = "".join(f", task {task} x{factor}" for task, factor in repeat.items())
+    resampled = "".join(f", task {task} x{factor}" for task, factor in _repeat(record).items())
     return f"{babi_group(record.experiment)} ({_halting_label(record)}{resampled})"
 
 
@@ -1129,7 +1133,7 @@ def _setting_column(records: list[RunRecord], runs: dict[str, list[dict[str, Any
     """:func:`babi_setting_column` over the runs :func:`_babi_runs` grouped already."""
     # A run that resampled the tasks (task.repeat, a diagnostic) trained on other data than the paper's.
     kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
-             for r in family(records, f"babi/{data}") if not r.config.get("task", {}).get("repeat")}
+             for r in family(records, f"babi/{data}") if not _repeat(r)}
     candidates = []
     for name, column in ((name, best_of_seeds(seeds)) for name, seeds in runs.items()):
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
