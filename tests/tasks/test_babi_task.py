@@ -13,7 +13,8 @@ from universal_transformer.data.babi import read_babi
 from universal_transformer.models import UTStoryQA
 from universal_transformer.models.story_qa import FactEncoder
 from universal_transformer.tasks.babi import DEPTH_MEASURES, ROLES, BabiTask, _summary, error_percent, parse_tasks
-from universal_transformer.training.config import load_experiment
+from universal_transformer.training.config import ExperimentConfig, load_experiment
+from universal_transformer.training.trainer import Trainer
 
 from ..data.test_babi import BABI, needs_data
 
@@ -369,6 +370,48 @@ def test_repeat_lists_a_tasks_training_questions_that_many_times_and_nothing_els
                          ({16: 1.5}, "got 1.5"), ([16, 3], "must map tasks to whole factors")):
         with pytest.raises(ConfigError, match=f"task.repeat.*{message}"):
             BabiTask({**opts, "repeat": bad}, seed=0)
+
+
+@needs_data
+def test_vocabulary_tasks_give_a_single_task_model_the_joint_models_shape_and_nothing_else():
+    opts = {"name": "babi", "data_dir": str(BABI), "set": "en", "memory_size": 20}
+    joint = BabiTask({**opts, "tasks": [1, 16, 19]}, seed=0)
+    alone = BabiTask({**opts, "tasks": 16}, seed=0)
+    shaped = BabiTask({**opts, "tasks": 16, "vocabulary_tasks": [1, 16, 19]}, seed=0)
+    assert alone.model_overrides() != joint.model_overrides()  # task 16 alone has fewer words and answers
+    assert shaped.model_overrides() == joint.model_overrides()
+    assert shaped.words == joint.words and shaped.answers == joint.answers and shaped.fact_words == joint.fact_words
+    key = lambda ex: (ex.task, ex.story, ex.question, ex.answer)  # noqa: E731
+    for split in ("train", "validation", "test"):  # trained and scored on task 16 alone, as before
+        assert list(map(key, shaped._raw[split])) == list(map(key, alone._raw[split]))
+    assert torch.equal(shaped.splits["validation"].task, alone.splits["validation"].task)
+    with pytest.raises(ConfigError, match=r"task.vocabulary_tasks \(\[1, 19\]\) must hold every task trained; it lacks \[16\]"):
+        BabiTask({**opts, "tasks": [1, 16], "vocabulary_tasks": [1, 19]}, seed=0)
+    options = BabiTask.options_class.from_dict({**opts, "tasks": 16, "vocabulary_tasks": "all"})
+    assert BabiTask.options_class.from_dict(load_yaml(dump_yaml(options.to_dict()))).vocabulary_tasks == "all"
+
+
+@needs_data
+def test_a_joint_run_warm_starts_from_a_single_task_model_built_with_its_vocabulary(tmp_path):
+    def experiment(task: dict, **train) -> ExperimentConfig:
+        return ExperimentConfig.from_dict({
+            "model_class": "UTStoryQA", "model": dict(d_model=16, num_heads=2, d_ff=32, num_steps=2, act=False),
+            "task": {"name": "babi", "data_dir": str(BABI), "set": "en", "memory_size": 20, **task},
+            "train": {"steps": 2, "eval_every": 2, "threads": 1, "max_batch_size": 8, **train}})
+
+    first = Trainer(experiment({"tasks": 16, "vocabulary_tasks": [1, 16]}), tmp_path / "t16", progress=False, verbose=False)
+    first.fit()
+    saved = first.model.save_pretrained(tmp_path / "t16-model")
+    joint = Trainer(experiment({"tasks": [1, 16]}, init_from=str(saved)), tmp_path / "joint", progress=False, verbose=False)
+    joint.prepare_run_dir()
+    for key, value in first.model.state_dict().items():
+        assert torch.equal(joint.model.state_dict()[key], value), key
+    plain = Trainer(experiment({"tasks": 16}), tmp_path / "plain", progress=False, verbose=False)
+    plain.fit()
+    other = plain.model.save_pretrained(tmp_path / "plain-model")
+    with pytest.raises(ConfigError, match="the saved model is not this run's model .*vocab_size"):
+        Trainer(experiment({"tasks": [1, 16]}, init_from=str(other)), tmp_path / "refused", progress=False,
+                verbose=False).prepare_run_dir()
 
 
 @needs_data

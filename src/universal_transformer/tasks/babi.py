@@ -200,7 +200,14 @@ class BabiOptions(TaskOptions):
     ``task.repeat={"16":8}``: YAML reads ``{16:8}`` as one base-60 number): it raises that task's
     share of each joint step without changing any other task's questions or validation. A
     diagnostic, not the paper's protocol, which samples the 20 tasks' training data as it comes.
-    (``ut eval --split train`` of such a run counts the repeated questions as often as they appear.)"""
+    (``ut eval --split train`` of such a run counts the repeated questions as often as they appear.)
+
+    ``vocabulary_tasks`` (null: ``tasks``; a list, or ``all``, holding every task of ``tasks``)
+    builds what the data decide of the model (its vocabulary, answers and words per sentence) from
+    these tasks' training data, while training, validation and test stay those of ``tasks``. A
+    model trained on task 16 with ``vocabulary_tasks: all`` has the 20-task joint model's shape, so
+    a joint run can start from its weights (``train.init_from``): a curriculum, the way to ask
+    whether a joint model that never learns a task can keep it once it knows it."""
 
     name = "babi"
 
@@ -218,6 +225,7 @@ class BabiOptions(TaskOptions):
     train_fraction: float = 1.0
     selection: str = "mean"
     repeat: Any = None
+    vocabulary_tasks: Any = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -230,6 +238,11 @@ class BabiOptions(TaskOptions):
         if self.set not in ("en", "en-10k"):
             raise ConfigError(f"task.set must be 'en' (1k) or 'en-10k' (10k), got {self.set!r}")
         self.repeat = _repeat_factors(self.repeat, parse_tasks(self.tasks))
+        if self.vocabulary_tasks is not None:
+            missing = sorted(set(parse_tasks(self.tasks)) - set(parse_tasks(self.vocabulary_tasks)))
+            if missing:
+                raise ConfigError(f"task.vocabulary_tasks ({self.vocabulary_tasks!r}) must hold every task trained; "
+                                  f"it lacks {missing}, whose words the model could not read")
         if int(self.memory_size) < 1 or int(self.eval_batch_size) < 1:
             raise ConfigError("task.memory_size and task.eval_batch_size must be positive integers")
         if int(self.bucket_width) < 0:
@@ -306,19 +319,20 @@ class BabiTask(Task):
         self.notes: list[str] = []
         try:
             raw = self._load()
+            shaping = raw if opts.vocabulary_tasks is None else self._load(parse_tasks(opts.vocabulary_tasks))
         except BabiFormatError as err:
             raise ConfigError(str(err)) from None
         if opts.validation == "test":
             self.notes.append("task.validation: test: trained on the whole training files and evaluated on the test "
                               "files during training, so the kept model was chosen on test questions")
-        self.words = self._vocabulary(raw["train"] + raw["validation"])
-        self.answers = sorted({ex.answer for ex in raw["train"]}) + [UNKNOWN]
+        self.words = self._vocabulary(shaping["train"] + shaping["validation"])
+        self.answers = sorted({ex.answer for ex in shaping["train"]}) + [UNKNOWN]
         known = set(self.answers)
         for split in ("validation", "test"):  # scored as the unknown answer: always an error, and said so
             for task, answer in sorted({(ex.task, ex.answer) for ex in raw[split] if ex.answer not in known}):
                 print(f"note: task {task} {split}: the answer {answer!r} answers no training question; no model "
                       "can give it, so its questions count as errors", file=sys.stderr)
-        self.fact_words = max(len(s) for s in _sentences(raw["train"]))
+        self.fact_words = max(len(s) for s in _sentences(shaping["train"]))
         # The words that answer some training question of each task: the recency baseline's candidates.
         self.candidates: dict[int, set[str]] = {t: set() for t in self.tasks}
         for ex in raw["train"]:
@@ -334,9 +348,10 @@ class BabiTask(Task):
 
     # -- data ------------------------------------------------------------------------
 
-    def _load(self) -> dict[str, list[BabiExample]]:
+    def _load(self, tasks: list[int] | None = None) -> dict[str, list[BabiExample]]:
+        """The questions of ``tasks`` (default: the tasks trained) by split."""
         train, validation, test = [], [], []
-        for task in self.tasks:
+        for task in self.tasks if tasks is None else tasks:
             folder = self.data_dir / self.set
             try:
                 path = task_file(folder, task, "train")
@@ -347,8 +362,9 @@ class BabiTask(Task):
                 # 1000 questions equal en/qa3's, which we use instead.
                 path = task_file(self.data_dir / "en", task, "train")
                 note = f"task {task}: {folder} has no train file; using {path} (1k) instead"
-                self.notes.append(note)
-                print(f"note: {note}", file=sys.stderr)
+                if task in self.tasks:  # not for a task read for its vocabulary alone
+                    self.notes.append(note)
+                    print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
             test += read_babi(task_file(self.data_dir / self.set, task, "test"), task)
             stories = max(ex.story for ex in examples) + 1

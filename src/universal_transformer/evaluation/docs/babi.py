@@ -537,6 +537,13 @@ def _repeat(record: RunRecord) -> dict[str, int]:
     return record.config.get("task", {}).get("repeat") or {}
 
 
+def _second_stage(record: RunRecord) -> bool:
+    """A run warm-started from another run's model at step 0 (``train.init_from``, fresh schedule): a
+    curriculum's second stage. A run continued from its own model warm-starts at that model's step."""
+    train = record.config.get("train", {})
+    return bool(train.get("init_from")) and not train.get("init_step")
+
+
 def _floor_label(record: RunRecord) -> str:
     resampled = "".join(f", task {task} x{factor}" for task, factor in _repeat(record).items())
     return f"{babi_group(record.experiment)} ({_halting_label(record)}{resampled})"
@@ -1131,9 +1138,10 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
 def _setting_column(records: list[RunRecord], runs: dict[str, list[dict[str, Any]]], data: str, joint: bool,
                     model: str) -> tuple[str, dict[int, dict[str, Any]]] | None:
     """:func:`babi_setting_column` over the runs :func:`_babi_runs` grouped already."""
-    # A run that resampled the tasks (task.repeat, a diagnostic) trained on other data than the paper's.
+    # A run that resampled the tasks (task.repeat, a diagnostic) trained on other data than the paper's;
+    # one that started from another run's model (a curriculum) trained on it in another order.
     kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
-             for r in family(records, f"babi/{data}") if not _repeat(r)}
+             for r in family(records, f"babi/{data}") if not _repeat(r) and not _second_stage(r)}
     candidates = []
     for name, column in ((name, best_of_seeds(seeds)) for name, seeds in runs.items()):
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
