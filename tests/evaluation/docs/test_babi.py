@@ -354,7 +354,7 @@ def test_joint17_floor_table_reads_task_17_from_the_joint_models_every_10000_ste
     assert docs.FIGURES["babi-floor-joint17"]([on, floor2, q8], tmp_path / "i.png")
 
 
-def test_task16_share_table_names_the_resampled_task_in_its_column():
+def test_task16_joint_table_names_the_resampled_task_the_seed_and_the_warm_start_in_their_columns():
     def run(name, history, repeat=None, **fields):
         record = _babi_history_record(f"ut-t2t-v2-steps2-nopatience-joint-10k-{name}", "all", history,
                                       model={"num_steps": 2, "act": False}, **fields)
@@ -366,13 +366,18 @@ def test_task16_share_table_names_the_resampled_task_in_its_column():
                 test={"task16/error": 52.8})
     share = run("t2topt-t2tinit-r16x8", [{"step": 10000, "task16/error": 49.0}, {"step": 15000, "task16/error": 3.0}],
                 repeat={16: 8}, status="time_limit", steps=15500)
+    seed1 = run("t2topt-t2tinit/seed-1", [{"step": 10000, "task16/error": 48.0}])
+    seed1.config["train"]["seed"] = 1
+    after = run("t2topt-t2tinit-after16", [{"step": 10000, "task16/error": 0.7}])
+    after.config["train"].update(init_from="runs/task16/best", init_step=0)
     other = run("t2topt-t2tinit-r17x8", [{"step": 10000, "task16/error": 1.0}], repeat={17: 8})  # not in the study
-    table = TABLES["babi-task16-share"]([share, other, plain])
+    table = TABLES["babi-task16-joint"]([share, other, after, seed1, plain])
+    name = "en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit"
     assert table.split("\n\n")[0] == "\n".join([
-        "| step | en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit (no ACT, 2 steps) "
-        "| en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit-r16x8 (no ACT, 2 steps, task 16 x8) |",
-        "|---|---|---|", "| 10,000 | 52.0 | 49.0 |", "| 15,000 | - | 3.0 |", "| 20,000 | 50.0 | - |",
-        "| test | **52.8** | - |"])
+        f"| step | {name} (no ACT, 2 steps) | {name} (no ACT, 2 steps), seed 1 | {name}-r16x8 (no ACT, 2 steps, task 16 x8) "
+        f"| {name}-after16 (no ACT, 2 steps, from another run's model) |",
+        "|---|---|---|---|---|", "| 10,000 | 52.0 | 48.0 | 49.0 | 0.7 |", "| 15,000 | - | - | 3.0 | - |",
+        "| 20,000 | 50.0 | - | - | - |", "| test | **52.8** | - | - | - |"])
     assert "t2topt-t2tinit-r16x8 (step 15500" in table  # partial, said so
 
 
