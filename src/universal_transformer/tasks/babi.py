@@ -362,7 +362,7 @@ class BabiTask(Task):
                 # 1000 questions equal en/qa3's, which we use instead.
                 path = task_file(self.data_dir / "en", task, "train")
                 note = f"task {task}: {folder} has no train file; using {path} (1k) instead"
-                if task in self.tasks:  # not for a task read for its vocabulary alone
+                if task in self.tasks and note not in self.notes:  # once; not for a task read for its vocabulary alone
                     self.notes.append(note)
                     print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
