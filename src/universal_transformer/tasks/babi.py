@@ -319,7 +319,10 @@ class BabiTask(Task):
         self.notes: list[str] = []
         try:
             raw = self._load()
-            shaping = raw if opts.vocabulary_tasks is None else self._load(parse_tasks(opts.vocabulary_tasks))
+            # The words, answers and sentence length come from these and the other vocabulary tasks'
+            # data (read once each): sets and a maximum, so the union is the joint model's.
+            others = sorted(set(parse_tasks(opts.vocabulary_tasks)) - set(self.tasks)) if opts.vocabulary_tasks else []
+            shaping = {split: raw[split] + more for split, more in self._load(others).items()} if others else raw
         except BabiFormatError as err:
             raise ConfigError(str(err)) from None
         if opts.validation == "test":
@@ -362,7 +365,7 @@ class BabiTask(Task):
                 # 1000 questions equal en/qa3's, which we use instead.
                 path = task_file(self.data_dir / "en", task, "train")
                 note = f"task {task}: {folder} has no train file; using {path} (1k) instead"
-                if task in self.tasks and note not in self.notes:  # once; not for a task read for its vocabulary alone
+                if task in self.tasks:  # not for a task read for its vocabulary alone
                     self.notes.append(note)
                     print(f"note: {note}", file=sys.stderr)
             examples = read_babi(path, task)
