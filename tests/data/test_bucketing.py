@@ -30,6 +30,30 @@ def test_bucket_batches_cover_every_example_once_per_epoch_within_the_budget():
     assert max(len(b) for b in batcher.epoch(7, 0, 100_000, 16)) == 16  # max_batch_size caps it
 
 
+
+def test_bucket_batches_by_group_hold_one_group_and_one_length_bucket():
+    gen = torch.Generator().manual_seed(1)
+    lengths = torch.randint(1, 40, (600,), generator=gen).tolist()
+    groups = torch.randint(0, 5, (600,), generator=gen).tolist()
+    batcher = BucketBatcher(lengths, width=4, groups=groups)
+    budget, cap = 512, 1000
+    n = batcher.num_batches(budget, cap)
+    assert n > BucketBatcher(lengths, width=4).num_batches(budget, cap)  # buckets split by group
+    seen = []
+    for step in range(n):
+        index = batcher.batch(7, step, budget, cap).tolist()
+        assert len({groups[i] for i in index}) == 1 and len({(lengths[i] - 1) // 4 for i in index}) == 1
+        bound = ((lengths[index[0]] - 1) // 4 + 1) * 4
+        assert len(index) == 1 or 2 * bound * len(index) <= budget  # the same budget per length
+        seen += index
+    assert sorted(seen) == list(range(600))
+    # One group is no grouping: the same batches, step for step.
+    one = BucketBatcher(lengths, width=4, groups=[3] * 600)
+    plain = BucketBatcher(lengths, width=4)
+    assert all(torch.equal(one.batch(7, s, budget, cap), plain.batch(7, s, budget, cap)) for s in range(2 * n))
+    with pytest.raises(ValueError, match="599 groups for 600 examples"):
+        BucketBatcher(lengths, width=4, groups=groups[:-1])
+
 def _stream(step: int) -> list[tuple[int, int]]:
     """A stream of (step, length) examples, 3 to 9 a step, lengths from the step alone."""
     gen = torch.Generator().manual_seed(1000 + step)

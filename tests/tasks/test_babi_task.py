@@ -594,6 +594,29 @@ def test_bucketed_batches_group_stories_by_length_and_cover_each_once_per_epoch(
         BabiTask({**opts, "bucket_width": -1}, seed=0)
 
 
+
+@needs_data
+def test_batches_by_task_hold_one_task_each_and_cover_each_question_once_per_epoch():
+    opts = {"name": "babi", "data_dir": str(BABI), "set": "en", "tasks": [1, 2, 4], "memory_size": 70,
+            "bucket_width": 4}
+    mixed = BabiTask(opts, seed=0)
+    task = BabiTask({**opts, "batch_by_task": True}, seed=0)
+    train = task.splits["train"]
+    budget, cap = 600, 32
+    epoch = task._batcher.num_batches(budget, cap)
+    seen, mixed_tasks = [], 0
+    for step in range(epoch):
+        rows = task._batcher.batch(task.seed, step, budget, cap)
+        batch = task.train_batch(step, batch_tokens=budget, max_batch_size=cap)
+        assert torch.equal(batch.labels, train.labels[rows])
+        assert len(set(train.task[rows].tolist())) == 1  # one task per batch
+        seen += rows.tolist()
+        mixed_tasks += len(set(train.task[mixed._batcher.batch(mixed.seed, step, budget, cap)].tolist())) > 1
+    assert sorted(seen) == list(range(len(train)))
+    assert mixed_tasks > epoch // 4  # by default the tasks whose stories share a length bucket mix
+    with pytest.raises(ConfigError, match="batch_by_task .* needs task.bucket_width > 0"):
+        BabiTask({**opts, "bucket_width": 0, "batch_by_task": True}, seed=0)
+
 def test_every_babi_config_loads():
     paths = sorted((Path(__file__).resolve().parents[2] / "configs" / "babi").glob("*.yaml"))
     assert len(paths) >= 6

@@ -29,23 +29,33 @@ class BucketBatcher:
     order of all batches, from ``(seed, epoch)``; the number of batches per epoch does
     not depend on the shuffle, so step ``s`` is batch ``s % n`` of epoch ``s // n``: a
     pure function of ``(seed, step)`` that visits every example once per epoch.
+
+    ``groups`` (one key per example, e.g. its bAbI task) splits every bucket further, so that a
+    batch holds examples of one group and one length bucket; None: lengths alone.
     """
 
-    def __init__(self, lengths: Sequence[int], *, width: int, sides: int = 2) -> None:
+    def __init__(self, lengths: Sequence[int], *, width: int, sides: int = 2,
+                 groups: Sequence[int] | None = None) -> None:
         if not lengths:
             raise ValueError("no examples to batch")
         if width < 1 or sides < 1:
             raise ValueError(f"bucket width and sides must be positive, got {width} and {sides}")
+        if groups is not None and len(groups) != len(lengths):
+            raise ValueError(f"{len(groups)} groups for {len(lengths)} examples")
         self.width, self.sides = width, sides
-        buckets: dict[int, list[int]] = {}
+        # Keys: the length bucket, or (group, length bucket); sorted, so the epoch's shuffle is fixed.
+        buckets: dict[Any, list[int]] = {}
         for i, n in enumerate(lengths):
-            buckets.setdefault((max(n, 1) - 1) // width, []).append(i)
+            k = (max(n, 1) - 1) // width
+            buckets.setdefault(k if groups is None else (groups[i], k), []).append(i)
         self.buckets = {k: torch.tensor(v) for k, v in sorted(buckets.items())}
         self._cache: tuple[tuple[int, int, int, int], list[Tensor]] | None = None
 
-    def per_batch(self, bucket: int, batch_tokens: int, max_batch_size: int) -> int:
-        """Examples of ``bucket`` per batch (at least one, even if it alone exceeds the budget)."""
-        return max(1, min(max_batch_size, batch_tokens // (self.sides * (bucket + 1) * self.width)))
+    def per_batch(self, bucket: Any, batch_tokens: int, max_batch_size: int) -> int:
+        """Examples of ``bucket`` (a key of :attr:`buckets`) per batch (at least one, even if it
+        alone exceeds the budget)."""
+        length = bucket if isinstance(bucket, int) else bucket[-1]
+        return max(1, min(max_batch_size, batch_tokens // (self.sides * (length + 1) * self.width)))
 
     def num_batches(self, batch_tokens: int, max_batch_size: int) -> int:
         """Batches per epoch."""

@@ -207,7 +207,14 @@ class BabiOptions(TaskOptions):
     these tasks' training data, while training, validation and test stay those of ``tasks``. A
     model trained on task 16 with ``vocabulary_tasks: all`` has the 20-task joint model's shape, so
     a joint run can start from its weights (``train.init_from``): a curriculum, the way to ask
-    whether a joint model that never learns a task can keep it once it knows it."""
+    whether a joint model that never learns a task can keep it once it knows it.
+
+    ``batch_by_task`` (with ``bucket_width`` > 0) makes every training batch one task's stories
+    of one length bucket, as a single-task run's batches are, instead of mixing the tasks whose
+    stories share the bucket; the epoch still visits every question once, the tasks' batches
+    shuffled together. A diagnostic, not the paper's protocol: does a joint model fail a task that
+    single-task models learn because each step's gradient mixes the tasks, or because the weights
+    are shared between them?"""
 
     name = "babi"
 
@@ -226,6 +233,7 @@ class BabiOptions(TaskOptions):
     selection: str = "mean"
     repeat: Any = None
     vocabulary_tasks: Any = None
+    batch_by_task: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -247,6 +255,8 @@ class BabiOptions(TaskOptions):
             raise ConfigError("task.memory_size and task.eval_batch_size must be positive integers")
         if int(self.bucket_width) < 0:
             raise ConfigError(f"task.bucket_width must be 0 (no bucketing) or a number of facts, got {self.bucket_width!r}")
+        if self.batch_by_task and not int(self.bucket_width):
+            raise ConfigError("task.batch_by_task groups the length buckets by task: it needs task.bucket_width > 0")
         if not 0.0 < float(self.validation_fraction) < 1.0:
             raise ConfigError(f"task.validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
         if not 0.0 < float(self.train_fraction) <= 1.0:
@@ -348,6 +358,7 @@ class BabiTask(Task):
         self.splits: Mapping[str, EncodedSplit] = _EncodedSplits(raw, self._encode)
         self._permutations: dict[int, Tensor] = {}
         self.bucket_width = int(opts.bucket_width)
+        self.batch_by_task = bool(opts.batch_by_task)
 
     # -- data ------------------------------------------------------------------------
 
@@ -469,10 +480,13 @@ class BabiTask(Task):
 
     @cached_property
     def _batcher(self) -> BucketBatcher | None:
-        """The length buckets of the training stories (``bucket_width`` > 0), made on first use."""
+        """The length buckets of the training stories (``bucket_width`` > 0; with ``batch_by_task``,
+        per task), made on first use."""
         if not self.bucket_width:
             return None
-        return BucketBatcher(self.splits["train"].story_lengths().tolist(), width=self.bucket_width, sides=1)
+        train = self.splits["train"]
+        groups = train.task.tolist() if self.batch_by_task else None
+        return BucketBatcher(train.story_lengths().tolist(), width=self.bucket_width, sides=1, groups=groups)
 
     def train_batch(self, step: int, *, batch_tokens: int, max_batch_size: int) -> StoryBatch:
         """``max_batch_size`` examples, walking through seeded per-epoch permutations, or with

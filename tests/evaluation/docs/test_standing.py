@@ -59,12 +59,15 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
         _joint("babi/en-10k/joint-b-r16x8", 0.1, [0.0] * 20),
         # started from another run's model at step 0 (a curriculum): not the paper's protocol either
         _joint("babi/en-10k/joint-b-after-task16", 0.1, [0.0] * 20),
+        # trained on batches of one task each (task.batch_by_task, a diagnostic): not the paper's batches
+        _joint("babi/en-10k/joint-b-by-task", 0.1, [0.0] * 20),
         # a run continued from its own model at its step: the protocol, its own column
         _joint("babi/en-10k/joint-b-long", 1.5, [1.0] * 19 + [12.0], status="time_limit"),
     ]
     records[4].config["task"]["repeat"] = {16: 8}
     records[5].config["train"].update(init_from="runs/task16/best", init_step=0)
-    records[6].config["train"].update(init_from="results/models/babi/en-10k/joint-b/best", init_step=88000)
+    records[6].config["task"]["batch_by_task"] = True
+    records[7].config["train"].update(init_from="results/models/babi/en-10k/joint-b/best", init_step=88000)
     table = TABLES["babi-paper"](records)
     lines = table.split("\n")
     assert lines[0] == ("| task | 10k single: paper | here | 10k joint: paper | here | 1k single: paper | here "
@@ -73,7 +76,7 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
     assert "| average error | 0.21 | - | 0.29 | 1.55 | 4.55 | - | 7.78 | - |" in lines
     assert table.endswith("here: 10k single: not measured in full yet; 10k joint: babi/en-10k/joint-b-long (partial); "
                           "1k single: not measured in full yet; 1k joint: not measured in full yet")
-    assert TABLES["babi-paper"](records[2:6]) == docs.NO_RECORDS
+    assert TABLES["babi-paper"](records[2:7]) == docs.NO_RECORDS
 
 
 def test_babi_paper_seeds_table_shows_every_seed_of_the_column_the_paper_table_shows():

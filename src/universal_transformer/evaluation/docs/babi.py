@@ -544,10 +544,22 @@ def _second_stage(record: RunRecord) -> bool:
     return bool(train.get("init_from")) and not train.get("init_step")
 
 
+def _batched_by_task(record: RunRecord) -> bool:
+    """A bAbI record trained on batches of one task each (``task.batch_by_task``, a diagnostic)."""
+    return bool(record.config.get("task", {}).get("batch_by_task"))
+
+
+def _off_protocol(record: RunRecord) -> bool:
+    """A diagnostic that trained otherwise than the paper: on resampled tasks (``task.repeat``), on
+    batches of one task (``task.batch_by_task``), or from another run's model (a curriculum)."""
+    return bool(_repeat(record)) or _batched_by_task(record) or _second_stage(record)
+
+
 def _floor_label(record: RunRecord) -> str:
     resampled = "".join(f", task {task} x{factor}" for task, factor in _repeat(record).items())
+    by_task = ", batches by task" if _batched_by_task(record) else ""
     warm = ", from another run's model" if _second_stage(record) else ""
-    return f"{babi_group(record.experiment)} ({_halting_label(record)}{resampled}{warm})"
+    return f"{babi_group(record.experiment)} ({_halting_label(record)}{resampled}{by_task}{warm})"
 
 
 def _seeded_floor_label(record: RunRecord) -> str:
@@ -1140,10 +1152,10 @@ def babi_setting_column(records: list[RunRecord], data: str, joint: bool,
 def _setting_column(records: list[RunRecord], runs: dict[str, list[dict[str, Any]]], data: str, joint: bool,
                     model: str) -> tuple[str, dict[int, dict[str, Any]]] | None:
     """:func:`babi_setting_column` over the runs :func:`_babi_runs` grouped already."""
-    # A run that resampled the tasks (task.repeat, a diagnostic) trained on other data than the paper's;
-    # one that started from another run's model (a curriculum) trained on it in another order.
+    # A run that resampled the tasks or batched them apart trained on other data or batches than the
+    # paper's; one that started from another run's model (a curriculum) trained in another order.
     kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
-             for r in family(records, f"babi/{data}") if not _repeat(r) and not _second_stage(r)}
+             for r in family(records, f"babi/{data}") if not _off_protocol(r)}
     candidates = []
     for name, column in ((name, best_of_seeds(seeds)) for name, seeds in runs.items()):
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
