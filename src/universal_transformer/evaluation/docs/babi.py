@@ -674,10 +674,12 @@ def babi_joint17_floor_table(records: list[RunRecord]) -> str:
 # What keeps task 16 on the colour policy in the joint model, where the task trained alone leaves it
 # (configs/babi/t2t-v2.grid)? The depth-2 joint models under tensor2tensor's optimiser, with its
 # initialiser (seeds 0 and 1), with that and task 16's training questions listed 8 times an epoch
-# (task.repeat: 19.6 of a step's 64 questions against 3.35), and with that, started from a model
+# (task.repeat: 19.6 of a step's 64 questions against 3.35), with that and batches of one task each
+# (task.batch_by_task), and with that, started from a model
 # that learnt task 16 alone in the joint model's shape (a curriculum: task.vocabulary_tasks).
 TASK16_JOINT_STUDY = tuple(f"babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-{name}" for name in (
-    "t2topt", "t2topt-t2tinit", "t2topt-t2tinit/seed-1", "t2topt-t2tinit-r16x8", "t2topt-t2tinit-after16"))
+    "t2topt", "t2topt-t2tinit", "t2topt-t2tinit/seed-1", "t2topt-t2tinit-r16x8", "t2topt-t2tinit-r16x8-bytask",
+    "t2topt-t2tinit-after16"))
 
 
 @register_table("babi-task16-joint")
