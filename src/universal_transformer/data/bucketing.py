@@ -43,24 +43,21 @@ class BucketBatcher:
         if groups is not None and len(groups) != len(lengths):
             raise ValueError(f"{len(groups)} groups for {len(lengths)} examples")
         self.width, self.sides = width, sides
-        # Keys: the length bucket, or (group, length bucket); sorted, so the epoch's shuffle is fixed.
-        buckets: dict[Any, list[int]] = {}
+        # Keys (group, length bucket), one group without groups; sorted, so the epoch's shuffle is fixed.
+        buckets: dict[tuple[int, int], list[int]] = {}
         for i, n in enumerate(lengths):
-            k = (max(n, 1) - 1) // width
-            buckets.setdefault(k if groups is None else (groups[i], k), []).append(i)
+            buckets.setdefault((0 if groups is None else groups[i], (max(n, 1) - 1) // width), []).append(i)
         self.buckets = {k: torch.tensor(v) for k, v in sorted(buckets.items())}
         self._cache: tuple[tuple[int, int, int, int], list[Tensor]] | None = None
 
-    def per_batch(self, bucket: Any, batch_tokens: int, max_batch_size: int) -> int:
-        """Examples of ``bucket`` (a key of :attr:`buckets`) per batch (at least one, even if it
-        alone exceeds the budget)."""
-        length = bucket if isinstance(bucket, int) else bucket[-1]
-        return max(1, min(max_batch_size, batch_tokens // (self.sides * (length + 1) * self.width)))
+    def per_batch(self, bucket: int, batch_tokens: int, max_batch_size: int) -> int:
+        """Examples of length bucket ``bucket`` per batch (at least one, even if it alone exceeds the budget)."""
+        return max(1, min(max_batch_size, batch_tokens // (self.sides * (bucket + 1) * self.width)))
 
     def num_batches(self, batch_tokens: int, max_batch_size: int) -> int:
         """Batches per epoch."""
         return sum(
-            math.ceil(len(members) / self.per_batch(k, batch_tokens, max_batch_size)) for k, members in self.buckets.items()
+            math.ceil(len(members) / self.per_batch(k, batch_tokens, max_batch_size)) for (_, k), members in self.buckets.items()
         )
 
     def epoch(self, seed: int, epoch: int, batch_tokens: int, max_batch_size: int) -> list[Tensor]:
@@ -70,7 +67,7 @@ class BucketBatcher:
             return self._cache[1]
         gen = torch.Generator().manual_seed((seed * 1_000_003 + epoch) % 2**63)
         batches: list[Tensor] = []
-        for k, members in self.buckets.items():
+        for (_, k), members in self.buckets.items():
             shuffled = members[torch.randperm(len(members), generator=gen)]
             chunks = math.ceil(len(members) / self.per_batch(k, batch_tokens, max_batch_size))
             batches += list(torch.tensor_split(shuffled, chunks))
