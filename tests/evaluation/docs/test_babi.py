@@ -381,6 +381,51 @@ def test_task16_joint_table_names_the_resampled_task_the_seed_and_the_warm_start
     assert "t2topt-t2tinit-r16x8 (step 15500" in table  # partial, said so
 
 
+def test_task16_pairs_table_aligns_runs_at_equal_task_16_questions_seen():
+    def pair(name, tasks, history, seed=2, repeat=None, **fields):
+        record = _babi_history_record(f"ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-{seed}/{name}", tasks,
+                                      history, model={"num_steps": 2, "act": False}, **fields)
+        if repeat:
+            record.config["task"]["repeat"] = repeat
+        return record
+
+    def alone(seed, history, **fields):
+        return _babi_history_record(f"ut-t2t-v2-steps2-nopatience-10k-t2topt-t2tinit-jointvocab/seed-{seed}/task16", 16,
+                                    history, model={"num_steps": 2, "act": False}, **fields)
+
+    alone2 = alone(2, [{"step": 5000, "mean_error": 54.3}, {"step": 10000, "mean_error": 42.0},
+                       {"step": 13000, "mean_error": 30.6}], test={"mean_error": 0.8})
+    alone5 = alone(5, [{"step": 5000, "mean_error": 1.0}])  # no run with company and seed 5: left out
+    # A pair's step 2n has seen n steps' worth of task 16's questions (half of each step).
+    with15 = pair("16-with-15", [15, 16], [{"step": 10000, "task16/error": 52.0}, {"step": 16000, "task16/error": 51.0},
+                                          {"step": 26000, "task16/error": 50.0}],
+                  test={"task16/error": 51.5, "task15/error": 0.0})
+    with4 = pair("16-with-4", [4, 16], [{"step": 10000, "task16/error": 50.0}, {"step": 17000, "task16/error": 44.0},
+                                       {"step": 20000, "task16/error": 30.0}], status="time_limit", steps=20500)
+    with4_seed3 = pair("16-with-4", [4, 16], [{"step": 10000, "task16/error": 40.0}], seed=3)
+    # All 20 tasks, task 16 listed 19 times: 171,000 of 334,000 questions (task 3 has 1,000).
+    with19 = pair("16x19-with-19", "all", [{"step": 10000, "task16/error": 50.0}, {"step": 20000, "task16/error": 44.0}],
+                  repeat={"16": 19}, test={"task16/error": 51.0})
+    with3 = pair("16x3-with-3", [15, 16, 17, 19], [{"step": 10000, "task16/error": 50.0}], repeat={"16": 3},
+                 test={"task16/error": 50.5, "task15/error": 1.0, "task17/error": 20.0, "task19/error": 30.0})
+    table = TABLES["babi-task16-pairs"]([with15, with19, with4_seed3, alone5, alone2, with3, with4])
+    assert table.split("\n\n")[0] == "\n".join([
+        "| task 16 | share | 5,000 | 8,000 | 10,000 | 13,000 | first below 45% | test: task 16 | test: the others' mean |",
+        "|---|---|---|---|---|---|---|---|---|",
+        "| alone, seed 2 | 100% | 54.3 | - | 42.0 | 30.6 | 10,000 | 0.8 | - |",
+        "| with task 4, seed 2 | 50% | 50.0 | 44.0 | 30.0 | - | 8,500 | - | - |",
+        "| with task 4, seed 3 | 50% | 40.0 | - | - | - | 5,000 | - | - |",
+        "| with task 15, seed 2 | 50% | 52.0 | 51.0 | - | 50.0 | not by 13,000 | 51.5 | 0.0 |",
+        "| with 3 (15, 17, 19), x3, seed 2 | 50% | 50.0 | - | - | - | not by 5,000 | 50.5 | 17.0 |",
+        "| with the other 19, x19, seed 2 | 51% | 50.0 | - | 44.0 | - | 10,240 | 51.0 | - |"])
+    assert "16-with-4 (step 20500" in table  # partial, said so
+    assert TABLES["babi-task16-pairs"]([alone2]) == "_No records yet._"
+    # The study's runs belong to this table alone, not to the model tables.
+    with15.metrics["test"].update(mean_error=16.95)
+    assert "16-with-15" not in str(docs.babi_columns([with15, alone2]))
+    assert TABLES["babi-joint-history"]([with15, with19]) == "_No records yet._"
+
+
 def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():
     def run(name, model, test, seed=0, **fields):
         record = _babi_history_record(name, [1, 2, 3], [{"step": 500, "mean_error": 9.0}],

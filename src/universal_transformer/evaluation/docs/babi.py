@@ -50,13 +50,19 @@ def babi_group(experiment: str) -> str:
     return re.sub(r"/seed-\d+(?=/|$)", "", name)
 
 
+def _study_only(record: RunRecord) -> bool:
+    """A run that belongs to one study's table, not to the model tables: one that draws its stories
+    with a seed of their own (``train.data_seed``; :func:`babi_seed_pairs_table`), or task 16 trained
+    with one other task (:func:`babi_task16_pairs_table`)."""
+    return _data_seed(record) is not None or TASK16_PAIRS.fullmatch(record.experiment) is not None
+
+
 def _babi_runs(records: list[RunRecord]) -> dict[str, list[dict[str, Any]]]:
-    """Column name -> the summaries of its runs with per-task test errors (every seed). A run that
-    draws its stories with a seed of their own (``train.data_seed``) belongs to a seed study
-    (:func:`babi_seed_pairs_table`), not to the model tables: it is left out."""
+    """Column name -> the summaries of its runs with per-task test errors (every seed), those of
+    :func:`_study_only` left out."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in family(records, "babi"):
-        if _data_seed(record) is not None:
+        if _study_only(record):
             continue
         summary = babi_summary(record)
         if run_tasks(summary):
@@ -235,12 +241,12 @@ HISTORY_STEPS = (1000, 2000, 5000, 10000, 20000, 50000, 100000)
 @register_table("babi-joint-history")
 def babi_joint_history_table(records: list[RunRecord]) -> str:
     """How the halting pattern of each joint bAbI model (a record without ``/taskN``, named with
-    its ``/seed-N`` folder where it has one) with a validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
+    its ``/seed-N`` folder where it has one; not :func:`_study_only`) with a validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
     evaluation, the validation error and the ponder time of supporting facts / other facts /
     the question, averaged over the tasks."""
     rows = []
     for record in family(records, "babi"):
-        if _TASK_SUFFIX.search(record.experiment) or not record.history:
+        if _TASK_SUFFIX.search(record.experiment) or not record.history or _study_only(record):
             continue
         last = record.history[-1]["step"]
         for entry in record.history:
@@ -686,6 +692,86 @@ TASK16_JOINT_STUDY = tuple(f"babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-{
 def babi_task16_joint_table(records: list[RunRecord]) -> str:
     """:func:`floor_table` for task 16 in the joint models of :data:`TASK16_JOINT_STUDY`."""
     return floor_table(records, TASK16_JOINT_STUDY, 16, JOINT17_FLOOR_ROW)
+
+
+# Which other task keeps task 16 on the colour policy (configs/babi/t2t-v2.grid)? Task 16 trained
+# with one other task at a time, in the joint model's shape, beside task 16 alone in that shape,
+# same seed; then at about a pair's share of the questions (task.repeat) beside 3, 9 and all 19
+# other tasks. Rows align the runs at equal numbers of task 16's questions seen.
+TASK16_ALONE = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-10k-t2topt-t2tinit-jointvocab/seed-(\d+)/task16")
+TASK16_PAIRS = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-(\d+)/16(x\d+)?-with-\d+")
+TASK16_PAIR_SEEN = (5_000, 8_000, 10_000, 13_000)  # steps' worth of task 16's questions (64 a step)
+TASK16_LEFT = 45.0  # below this on validation, task 16 has left the colour policy (about 50%)
+# Training questions per task in en-10k: 9,000 (10,000 less the validation split), task 3's 1,000
+# (its 10k training file is missing; the loader reads en's, ../shared/data/babi/README.md).
+EN10K_TRAIN_QUESTIONS = 9_000
+EN10K_TASK3_TRAIN_QUESTIONS = 1_000
+
+
+def task16_share(record: RunRecord) -> float:
+    """Task 16's share of a 10k run's training questions, with its ``task.repeat`` factor."""
+    tasks = parse_tasks(record.config["task"]["tasks"])
+    count = {task: EN10K_TASK3_TRAIN_QUESTIONS if task == 3 else EN10K_TRAIN_QUESTIONS for task in tasks}
+    count[16] *= int(_repeat(record).get("16", 1))
+    return count[16] / sum(count.values())
+
+
+def _task16_company(record: RunRecord) -> tuple[int, ...]:
+    """The tasks a run of the task-16 study trained beside task 16: () alone."""
+    return tuple(task for task in parse_tasks(record.config["task"]["tasks"]) if task != 16)
+
+
+def _task16_pair_runs(records: list[RunRecord]) -> list[tuple[int, RunRecord]]:
+    """(seed, record) of the study's runs: task 16 alone (only with the seeds of some run with
+    company), then with one companion by companion, then with more by their number; by seed within."""
+    found = [(int(match.group(1)), record) for record in records if record.history
+             for match in [TASK16_PAIRS.fullmatch(record.experiment) or TASK16_ALONE.fullmatch(record.experiment)]
+             if match]
+    seeds = {seed for seed, record in found if _task16_company(record)}
+    return sorted(((seed, r) for seed, r in found if seed in seeds),
+                  key=lambda run: (len(_task16_company(run[1])), _task16_company(run[1]), run[0]))
+
+
+def _task16_company_label(record: RunRecord, seed: int) -> str:
+    company = _task16_company(record)
+    factor = int(_repeat(record).get("16", 1))
+    label = ("alone" if not company else f"with task {company[0]}" if len(company) == 1
+             else f"with the other {len(company)}" if len(company) == 19
+             else f"with {len(company)} ({', '.join(map(str, company))})")
+    return label + (f", x{factor}" if factor > 1 else "") + f", seed {seed}"
+
+
+@register_table("babi-task16-pairs")
+def babi_task16_pairs_table(records: list[RunRecord]) -> str:
+    """Task 16 alone and in the company of the runs of :data:`TASK16_PAIRS`, a row per seed: its
+    share of the training questions (:func:`task16_share`), its validation error (%) at the
+    evaluation nearest to ``n`` steps' worth of its questions seen (within 500; step x share), the
+    first evaluation below :data:`TASK16_LEFT` in those units, and the tasks' test errors at the step
+    best on validation (task 16, and the others' mean)."""
+    runs = _task16_pair_runs(records)
+    if not runs:
+        return NO_RECORDS
+    rows = []
+    for seed, record in runs:
+        share = task16_share(record)
+        curve = {step * share: error for step, error in task_curve(record, 16).items()}
+        cells = []
+        for target in TASK16_PAIR_SEEN:
+            near = min(curve, key=lambda seen: (abs(seen - target), seen))
+            cells.append(f"{curve[near]:.1f}" if abs(near - target) <= 500 else "-")
+        left = min((seen for seen, error in curve.items() if error < TASK16_LEFT), default=None)
+        test = record.metrics.get("test", {})
+        company = _task16_company(record)
+        test16 = test.get("task16/error", None if company else test.get("mean_error"))
+        others = [test.get(f"task{task}/error") for task in company]
+        other = statistics.mean(others) if others and None not in others else None
+        rows.append([_task16_company_label(record, seed), f"{share:.0%}", *cells,
+                     f"{left:,.0f}" if left is not None else f"not by {max(curve):,.0f}",
+                     *(f"{error:.1f}" if error is not None else "-" for error in (test16, other))])
+    header = ["task 16", "share", *(f"{seen:,}" for seen in TASK16_PAIR_SEEN), f"first below {TASK16_LEFT:g}%",
+              "test: task 16", "test: the others' mean"]
+    partial_runs = [(r.experiment, r.steps, r.wall_time_seconds) for _, r in runs if r.partial]
+    return markdown_table(header, rows) + partial_footnote(partial_runs)
 
 
 # Task 3's depth (configs/babi/t2t-v2.grid): tasks 1-3 trained together, with the facts halting at
