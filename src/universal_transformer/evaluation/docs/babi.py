@@ -53,7 +53,7 @@ def babi_group(experiment: str) -> str:
 def _study_only(record: RunRecord) -> bool:
     """A run that belongs to one study's table, not to the model tables: one that draws its stories
     with a seed of their own (``train.data_seed``; :func:`babi_seed_pairs_table`), or task 16 trained
-    with one other task (:func:`babi_task16_pairs_table`)."""
+    beside other tasks in the task-16 company study (:func:`babi_task16_pairs_table`)."""
     return _data_seed(record) is not None or TASK16_PAIRS.fullmatch(record.experiment) is not None
 
 
@@ -241,9 +241,10 @@ HISTORY_STEPS = (1000, 2000, 5000, 10000, 20000, 50000, 100000)
 @register_table("babi-joint-history")
 def babi_joint_history_table(records: list[RunRecord]) -> str:
     """How the halting pattern of each joint bAbI model (a record without ``/taskN``, named with
-    its ``/seed-N`` folder where it has one; not :func:`_study_only`) with a validation history evolved: at the steps of :data:`HISTORY_STEPS` and the run's last
-    evaluation, the validation error and the ponder time of supporting facts / other facts /
-    the question, averaged over the tasks."""
+    its ``/seed-N`` folder where it has one; not :func:`_study_only`) with a validation history
+    evolved: at the steps of :data:`HISTORY_STEPS` and the run's last evaluation, the validation
+    error and the ponder time of supporting facts / other facts / the question, averaged over the
+    tasks."""
     rows = []
     for record in family(records, "babi"):
         if _TASK_SUFFIX.search(record.experiment) or not record.history or _study_only(record):
@@ -708,7 +709,7 @@ EN10K_TRAIN_QUESTIONS = 9_000
 EN10K_TASK3_TRAIN_QUESTIONS = 1_000
 
 
-def task16_share(record: RunRecord) -> float:
+def _task16_share(record: RunRecord) -> float:
     """Task 16's share of a 10k run's training questions, with its ``task.repeat`` factor."""
     tasks = parse_tasks(record.config["task"]["tasks"])
     count = {task: EN10K_TASK3_TRAIN_QUESTIONS if task == 3 else EN10K_TRAIN_QUESTIONS for task in tasks}
@@ -744,7 +745,7 @@ def _task16_company_label(record: RunRecord, seed: int) -> str:
 @register_table("babi-task16-pairs")
 def babi_task16_pairs_table(records: list[RunRecord]) -> str:
     """Task 16 alone and in the company of the runs of :data:`TASK16_PAIRS`, a row per seed: its
-    share of the training questions (:func:`task16_share`), its validation error (%) at the
+    share of the training questions (:func:`_task16_share`), its validation error (%) at the
     evaluation nearest to ``n`` steps' worth of its questions seen (within 500; step x share), the
     first evaluation below :data:`TASK16_LEFT` in those units, and the tasks' test errors at the step
     best on validation (task 16, and the others' mean)."""
@@ -753,7 +754,7 @@ def babi_task16_pairs_table(records: list[RunRecord]) -> str:
         return NO_RECORDS
     rows = []
     for seed, record in runs:
-        share = task16_share(record)
+        share = _task16_share(record)
         curve = {step * share: error for step, error in task_curve(record, 16).items()}
         cells = []
         for target in TASK16_PAIR_SEEN:
