@@ -408,7 +408,19 @@ def test_task16_pairs_table_aligns_runs_at_equal_task_16_questions_seen():
                   repeat={"16": 19}, test={"task16/error": 51.0})
     with3 = pair("16x3-with-3", [15, 16, 17, 19], [{"step": 10000, "task16/error": 50.0}], repeat={"16": 3},
                  test={"task16/error": 50.5, "task15/error": 1.0, "task17/error": 20.0, "task19/error": 30.0})
-    table = TABLES["babi-task16-pairs"]([with15, with19, with4_seed3, alone5, alone2, with3, with4])
+    # The 20-task model at x8 (72,000 of 235,000 questions), seed 0's from the joint study under the
+    # decaying rate, and with the rate held at its peak after the warm-up.
+    x8 = _babi_history_record("ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit-r16x8", "all",
+                              [{"step": 16000, "task16/error": 50.0}, {"step": 32000, "task16/error": 49.0}],
+                              model={"num_steps": 2, "act": False}, test={"task16/error": 51.5})
+    x8.config["task"]["repeat"] = {"16": 8}
+    x8_held = pair("16x8-with-19-constant", "all", [{"step": 16000, "task16/error": 48.0},
+                                                    {"step": 26000, "task16/error": 30.0}],
+                   repeat={"16": 8}, test={"task16/error": 29.0})
+    x8_held.config["train"]["schedule"] = "constant"
+    # In batches of 128: a step is two steps' worth of 64.
+    x8_b128 = pair("16x8-with-19-b128", "all", [{"step": 8000, "task16/error": 47.0}], repeat={"16": 8}, batch=128)
+    table = TABLES["babi-task16-pairs"]([with15, x8_held, with19, with4_seed3, alone5, alone2, with3, x8, x8_b128, with4])
     assert table.split("\n\n")[0] == "\n".join([
         "| task 16 | share | 5,000 | 8,000 | 10,000 | 13,000 | first below 45% | test: task 16 | test: the others' mean |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -417,13 +429,16 @@ def test_task16_pairs_table_aligns_runs_at_equal_task_16_questions_seen():
         "| with task 4, seed 3 | 50% | 40.0 | - | - | - | 5,000 | - | - |",
         "| with task 15, seed 2 | 50% | 52.0 | 51.0 | - | 50.0 | not by 13,000 | 51.5 | 0.0 |",
         "| with 3 (15, 17, 19), x3, seed 2 | 50% | 50.0 | - | - | - | not by 5,000 | 50.5 | 17.0 |",
+        "| with the other 19, x8, seed 0 | 31% | 50.0 | - | 49.0 | - | not by 9,804 | 51.5 | - |",
+        "| with the other 19, x8, 128 a step, seed 2 | 31% | 47.0 | - | - | - | not by 4,902 | - | - |",
+        "| with the other 19, x8, peak rate held, seed 2 | 31% | 48.0 | 30.0 | - | - | 7,966 | 29.0 | - |",
         "| with the other 19, x19, seed 2 | 51% | 50.0 | - | 44.0 | - | 10,240 | 51.0 | - |"])
     assert "16-with-4 (step 20500" in table  # partial, said so
     assert TABLES["babi-task16-pairs"]([alone2]) == "_No records yet._"
     # The study's runs belong to this table alone, not to the model tables.
     with15.metrics["test"].update(mean_error=16.95)
     assert "16-with-15" not in str(docs.babi_columns([with15, alone2]))
-    assert TABLES["babi-joint-history"]([with15, with19]) == "_No records yet._"
+    assert TABLES["babi-joint-history"]([with15, with19, x8_held]) == "_No records yet._"
 
 
 def test_depth_table_lists_every_seed_of_the_task_3_study_with_its_ponder_times():

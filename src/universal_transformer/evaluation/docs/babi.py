@@ -698,10 +698,14 @@ def babi_task16_joint_table(records: list[RunRecord]) -> str:
 # Which other task keeps task 16 on the colour policy (configs/babi/t2t-v2.grid)? Task 16 trained
 # with one other task at a time, in the joint model's shape, beside task 16 alone in that shape,
 # same seed; then at about a pair's share of the questions (task.repeat) beside 3, 9 and all 19
-# other tasks. Rows align the runs at equal numbers of task 16's questions seen.
+# other tasks; then the 20-task model at 31% (x8) under tensor2tensor's decaying rate (seed 0's is the
+# joint study's -r16x8) and with the rate held at its peak after the warm-up (-constant). Rows align
+# the runs at equal numbers of task 16's questions seen.
 TASK16_ALONE = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-10k-t2topt-t2tinit-jointvocab/seed-(\d+)/task16")
-TASK16_PAIRS = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-(\d+)/16(x\d+)?-with-\d+")
-TASK16_PAIR_SEEN = (5_000, 8_000, 10_000, 13_000)  # steps' worth of task 16's questions (64 a step)
+TASK16_PAIRS = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-(\d+)/16(x\d+)?-with-\d+(-constant|-b\d+)?")
+TASK16_JOINT_X8 = "babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit-r16x8"  # seed 0
+TASK16_STEP_STORIES = 64  # a step's worth: the stories of a batch of the study's runs but the -b128 ones
+TASK16_PAIR_SEEN = (5_000, 8_000, 10_000, 13_000)  # steps' worth of task 16's questions
 TASK16_LEFT = 45.0  # below this on validation, task 16 has left the colour policy (about 50%)
 # Training questions per task in en-10k: 9,000 (10,000 less the validation split), task 3's 1,000
 # (its 10k training file is missing; the loader reads en's, ../shared/data/babi/README.md).
@@ -722,15 +726,28 @@ def _task16_company(record: RunRecord) -> tuple[int, ...]:
     return tuple(task for task in parse_tasks(record.config["task"]["tasks"]) if task != 16)
 
 
+def _batch(record: RunRecord) -> int:
+    """The stories of a training step (``train.max_batch_size``; ``batch_tokens`` holds that many)."""
+    return record.config["train"]["max_batch_size"]
+
+
+def _peak_rate_held(record: RunRecord) -> bool:
+    """A run whose learning rate stays at its peak after the warm-up (``train.schedule: constant``)."""
+    return record.config["train"].get("schedule") == "constant"
+
+
 def _task16_pair_runs(records: list[RunRecord]) -> list[tuple[int, RunRecord]]:
     """(seed, record) of the study's runs: task 16 alone (only with the seeds of some run with
-    company), then with one companion by companion, then with more by their number; by seed within."""
+    company), then with one companion by companion, then with more by their number, by task 16's
+    repeat factor, the decaying rate before the held one; by seed within."""
     found = [(int(match.group(1)), record) for record in records if record.history
              for match in [TASK16_PAIRS.fullmatch(record.experiment) or TASK16_ALONE.fullmatch(record.experiment)]
              if match]
+    found += [(_seed(record), record) for record in records if record.history and record.experiment == TASK16_JOINT_X8]
     seeds = {seed for seed, record in found if _task16_company(record)}
     return sorted(((seed, r) for seed, r in found if seed in seeds),
-                  key=lambda run: (len(_task16_company(run[1])), _task16_company(run[1]), run[0]))
+                  key=lambda run: (len(_task16_company(run[1])), _task16_company(run[1]),
+                                   int(_repeat(run[1]).get("16", 1)), _peak_rate_held(run[1]), _batch(run[1]), run[0]))
 
 
 def _task16_company_label(record: RunRecord, seed: int) -> str:
@@ -739,13 +756,15 @@ def _task16_company_label(record: RunRecord, seed: int) -> str:
     label = ("alone" if not company else f"with task {company[0]}" if len(company) == 1
              else f"with the other {len(company)}" if len(company) == 19
              else f"with {len(company)} ({', '.join(map(str, company))})")
-    return label + (f", x{factor}" if factor > 1 else "") + f", seed {seed}"
+    batch = _batch(record)
+    return (label + (f", x{factor}" if factor > 1 else "") + (", peak rate held" if _peak_rate_held(record) else "")
+            + (f", {batch} a step" if batch != TASK16_STEP_STORIES else "") + f", seed {seed}")
 
 
 @register_table("babi-task16-pairs")
 def babi_task16_pairs_table(records: list[RunRecord]) -> str:
-    """Task 16 alone and in the company of the runs of :data:`TASK16_PAIRS`, a row per seed: its
-    share of the training questions (:func:`_task16_share`), its validation error (%) at the
+    """Task 16 alone and in the company of the runs of :data:`TASK16_PAIRS` and
+    :data:`TASK16_JOINT_X8`, a row per seed: its share of the training questions (:func:`_task16_share`), its validation error (%) at the
     evaluation nearest to ``n`` steps' worth of its questions seen (within 500; step x share), the
     first evaluation below :data:`TASK16_LEFT` in those units, and the tasks' test errors at the step
     best on validation (task 16, and the others' mean)."""
@@ -755,7 +774,8 @@ def babi_task16_pairs_table(records: list[RunRecord]) -> str:
     rows = []
     for seed, record in runs:
         share = _task16_share(record)
-        curve = {step * share: error for step, error in task_curve(record, 16).items()}
+        worth = share * _batch(record) / TASK16_STEP_STORIES  # steps' worth of task 16 a step
+        curve = {step * worth: error for step, error in task_curve(record, 16).items()}
         cells = []
         for target in TASK16_PAIR_SEEN:
             near = min(curve, key=lambda seen: (abs(seen - target), seen))
