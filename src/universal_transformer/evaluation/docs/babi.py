@@ -699,12 +699,12 @@ def babi_task16_joint_table(records: list[RunRecord]) -> str:
 # with one other task at a time, in the joint model's shape, beside task 16 alone in that shape,
 # same seed; then at about a pair's share of the questions (task.repeat) beside 3, 9 and all 19
 # other tasks; then the 20-task model at 31% (x8) under tensor2tensor's decaying rate (seed 0's is the
-# joint study's -r16x8) and with the rate held at its peak after the warm-up (-constant). Rows align
-# the runs at equal numbers of task 16's questions seen.
+# joint study's -r16x8), with the rate held at its peak after the warm-up (-constant), and in batches
+# of 128 (-b128). Rows align the runs at equal numbers of task 16's questions seen.
 TASK16_ALONE = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-10k-t2topt-t2tinit-jointvocab/seed-(\d+)/task16")
 TASK16_PAIRS = re.compile(r"babi/en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-(\d+)/16(x\d+)?-with-\d+(-constant|-b\d+)?")
 TASK16_JOINT_X8 = "babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit-r16x8"  # seed 0
-TASK16_STEP_STORIES = 64  # a step's worth: the stories of a batch of the study's runs but the -b128 ones
+TASK16_STEP_STORIES = 64  # the unit "a step's worth": the batch of every run of the study but -b128's
 TASK16_PAIR_SEEN = (5_000, 8_000, 10_000, 13_000)  # steps' worth of task 16's questions
 TASK16_LEFT = 45.0  # below this on validation, task 16 has left the colour policy (about 50%)
 # Training questions per task in en-10k: 9,000 (10,000 less the validation split), task 3's 1,000
@@ -764,10 +764,11 @@ def _task16_company_label(record: RunRecord, seed: int) -> str:
 @register_table("babi-task16-pairs")
 def babi_task16_pairs_table(records: list[RunRecord]) -> str:
     """Task 16 alone and in the company of the runs of :data:`TASK16_PAIRS` and
-    :data:`TASK16_JOINT_X8`, a row per seed: its share of the training questions (:func:`_task16_share`), its validation error (%) at the
-    evaluation nearest to ``n`` steps' worth of its questions seen (within 500; step x share), the
-    first evaluation below :data:`TASK16_LEFT` in those units, and the tasks' test errors at the step
-    best on validation (task 16, and the others' mean)."""
+    :data:`TASK16_JOINT_X8`, a row per seed: its share of the training questions
+    (:func:`_task16_share`), its validation error (%) at the evaluation nearest to ``n`` steps' worth
+    of its questions seen (within 500; step x share x stories a step / :data:`TASK16_STEP_STORIES`),
+    the first evaluation below :data:`TASK16_LEFT` in those units, and the tasks' test errors at the
+    step best on validation (task 16, and the others' mean)."""
     runs = _task16_pair_runs(records)
     if not runs:
         return NO_RECORDS
