@@ -739,7 +739,7 @@ def _peak_rate_held(record: RunRecord) -> bool:
 def _task16_pair_runs(records: list[RunRecord]) -> list[tuple[int, RunRecord]]:
     """(seed, record) of the study's runs: task 16 alone (only with the seeds of some run with
     company), then with one companion by companion, then with more by their number, by task 16's
-    repeat factor, the decaying rate before the held one; by seed within."""
+    repeat factor, the decaying rate before the held one, by the stories a step; by seed within."""
     found = [(int(match.group(1)), record) for record in records if record.history
              for match in [TASK16_PAIRS.fullmatch(record.experiment) or TASK16_ALONE.fullmatch(record.experiment)]
              if match]
