@@ -269,6 +269,11 @@ STORIES_STUDY_TASK = 19
 STORIES_ROW = 64_000  # a row every 64,000 of the task's stories: an evaluation of each run
 
 
+def _batch(record: RunRecord) -> int:
+    """The stories of a training step (``train.max_batch_size``; ``batch_tokens`` holds that many)."""
+    return record.config["train"]["max_batch_size"]
+
+
 def stories_per_step(record: RunRecord) -> float:
     """The stories of each of a bAbI record's tasks in one training step: ``max_batch_size``
     shared evenly by its tasks (``all``: the 20). Exact for the mixes of :data:`STORIES_STUDY`:
@@ -277,7 +282,7 @@ def stories_per_step(record: RunRecord) -> float:
     questions or so each). In the 10k 20-task joint models task 3 trains from its 1k file (its 10k
     one is missing), so each other task's true share is 5% above this (9,000 of 171,900 stories);
     the mix of tasks in a batch varies with the length bucket, the mean over steps does not."""
-    return record.config["train"]["max_batch_size"] / len(parse_tasks(record.config["task"]["tasks"]))
+    return _batch(record) / len(parse_tasks(record.config["task"]["tasks"]))
 
 
 def stories_curves(records: list[RunRecord], metric: str = "error", *, study: tuple[str, ...] = STORIES_STUDY,
@@ -310,8 +315,7 @@ def task_curve(record: RunRecord, task: int, metric: str = "error") -> dict[int,
 
 
 def _stories_label(record: RunRecord) -> str:
-    batch = record.config["train"]["max_batch_size"]
-    return f"{babi_group(record.experiment)} ({stories_per_step(record):g} of {batch} a step)"
+    return f"{babi_group(record.experiment)} ({stories_per_step(record):g} of {_batch(record)} a step)"
 
 
 def _stories_rows(study: list[tuple[RunRecord | None, dict[int, tuple[float, int]]]], every: int, *,
@@ -713,22 +717,22 @@ EN10K_TRAIN_QUESTIONS = 9_000
 EN10K_TASK3_TRAIN_QUESTIONS = 1_000
 
 
+def _task16_repeat(record: RunRecord) -> int:
+    """How many times an epoch a run lists task 16's training questions (``task.repeat``; 1 unset)."""
+    return int(_repeat(record).get("16", 1))
+
+
 def _task16_share(record: RunRecord) -> float:
     """Task 16's share of a 10k run's training questions, with its ``task.repeat`` factor."""
     tasks = parse_tasks(record.config["task"]["tasks"])
     count = {task: EN10K_TASK3_TRAIN_QUESTIONS if task == 3 else EN10K_TRAIN_QUESTIONS for task in tasks}
-    count[16] *= int(_repeat(record).get("16", 1))
+    count[16] *= _task16_repeat(record)
     return count[16] / sum(count.values())
 
 
 def _task16_company(record: RunRecord) -> tuple[int, ...]:
     """The tasks a run of the task-16 study trained beside task 16: () alone."""
     return tuple(task for task in parse_tasks(record.config["task"]["tasks"]) if task != 16)
-
-
-def _batch(record: RunRecord) -> int:
-    """The stories of a training step (``train.max_batch_size``; ``batch_tokens`` holds that many)."""
-    return record.config["train"]["max_batch_size"]
 
 
 def _peak_rate_held(record: RunRecord) -> bool:
@@ -747,12 +751,12 @@ def _task16_pair_runs(records: list[RunRecord]) -> list[tuple[int, RunRecord]]:
     seeds = {seed for seed, record in found if _task16_company(record)}
     return sorted(((seed, r) for seed, r in found if seed in seeds),
                   key=lambda run: (len(_task16_company(run[1])), _task16_company(run[1]),
-                                   int(_repeat(run[1]).get("16", 1)), _peak_rate_held(run[1]), _batch(run[1]), run[0]))
+                                   _task16_repeat(run[1]), _peak_rate_held(run[1]), _batch(run[1]), run[0]))
 
 
 def _task16_company_label(record: RunRecord, seed: int) -> str:
     company = _task16_company(record)
-    factor = int(_repeat(record).get("16", 1))
+    factor = _task16_repeat(record)
     label = ("alone" if not company else f"with task {company[0]}" if len(company) == 1
              else f"with the other {len(company)}" if len(company) == 19
              else f"with {len(company)} ({', '.join(map(str, company))})")
