@@ -371,13 +371,24 @@ def test_task16_joint_table_names_the_resampled_task_the_seed_and_the_warm_start
     after = run("t2topt-t2tinit-after16", [{"step": 10000, "task16/error": 0.7}])
     after.config["train"].update(init_from="runs/task16/best", init_step=0)
     other = run("t2topt-t2tinit-r17x8", [{"step": 10000, "task16/error": 1.0}], repeat={17: 8})  # not in the study
-    table = TABLES["babi-task16-joint"]([share, other, after, seed1, plain])
+    # a curriculum in the mix, seed 1: task 16 x19 to step 12,000, the plain joint on from its model at that step
+    x19 = _babi_history_record("ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-1/16x19-with-19", "all",
+                               [{"step": 10000, "task16/error": 45.0}, {"step": 12000, "task16/error": 40.0},
+                                {"step": 13000, "task16/error": 39.0}], model={"num_steps": 2, "act": False})
+    x19.config["task"]["repeat"] = {"16": 19}
+    x19.config["train"]["seed"] = 1
+    on = run("t2topt-t2tinit-afterx19/seed-1", [{"step": 13000, "task16/error": 41.0}, {"step": 20000, "task16/error": 30.0}],
+             test={"task16/error": 31.0})
+    on.config["train"].update(seed=1, init_from="runs/babi/en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/"
+                                                "seed-1/16x19-with-19/best", init_step=12000)
+    table = TABLES["babi-task16-joint"]([share, other, on, after, seed1, x19, plain])
     name = "en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-t2topt-t2tinit"
     assert table.split("\n\n")[0] == "\n".join([
         f"| step | {name} (no ACT, 2 steps) | {name} (no ACT, 2 steps), seed 1 | {name}-r16x8 (no ACT, 2 steps, task 16 x8) "
-        f"| {name}-after16 (no ACT, 2 steps, from another run's model) |",
-        "|---|---|---|---|---|", "| 10,000 | 52.0 | 48.0 | 49.0 | 0.7 |", "| 15,000 | - | - | 3.0 | - |",
-        "| 20,000 | 50.0 | - | - | - |", "| test | **52.8** | - | - | - |"])
+        f"| {name}-after16 (no ACT, 2 steps, from another run's model) | en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-"
+        f"pairs/16x19-with-19 (no ACT, 2 steps, task 16 x19), seed 1, trained on as {name}-afterx19 |",
+        "|---|---|---|---|---|---|", "| 10,000 | 52.0 | 48.0 | 49.0 | 0.7 | 45.0 |", "| 15,000 | - | - | 3.0 | - | - |",
+        "| 20,000 | 50.0 | - | - | - | 30.0 |", "| test | **52.8** | - | - | - | **31.0** |"])
     assert "t2topt-t2tinit-r16x8 (step 15500" in table  # partial, said so
 
 

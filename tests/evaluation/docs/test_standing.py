@@ -63,11 +63,16 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
         _joint("babi/en-10k/joint-b-by-task", 0.1, [0.0] * 20),
         # a run continued from its own model at its step: the protocol, its own column
         _joint("babi/en-10k/joint-b-long", 1.5, [1.0] * 19 + [12.0], status="time_limit"),
+        # continued at its step, but from the resampled run's model (a curriculum), and a leg on from that
+        _joint("babi/en-10k/joint-b-after-r16x8", 0.1, [0.0] * 20),
+        _joint("babi/en-10k/joint-b-after-r16x8-long", 0.1, [0.0] * 20),
     ]
     records[4].config["task"]["repeat"] = {16: 8}
     records[5].config["train"].update(init_from="runs/task16/best", init_step=0)
     records[6].config["task"]["batch_by_task"] = True
     records[7].config["train"].update(init_from="results/models/babi/en-10k/joint-b/best", init_step=88000)
+    records[8].config["train"].update(init_from="runs/babi/en-10k/joint-b-r16x8/best", init_step=24000)
+    records[9].config["train"].update(init_from="results/models/babi/en-10k/joint-b-after-r16x8/best", init_step=90000)
     table = TABLES["babi-paper"](records)
     lines = table.split("\n")
     assert lines[0] == ("| task | 10k single: paper | here | 10k joint: paper | here | 1k single: paper | here "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import statistics
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from ...tasks.babi import parse_tasks
@@ -560,10 +560,33 @@ def _batched_by_task(record: RunRecord) -> bool:
     return bool(record.config.get("task", {}).get("batch_by_task"))
 
 
-def _off_protocol(record: RunRecord) -> bool:
+def _warm_source(record: RunRecord) -> str | None:
+    """The experiment whose model ``train.init_from`` names (``runs/NAME/best`` or
+    ``results/models/NAME/best``, NAME as its record names it), None for a run from scratch."""
+    source = record.config.get("train", {}).get("init_from")
+    if not source:
+        return None
+    parts = PurePosixPath(source).parts
+    for prefix in (("runs",), ("results", "models")):
+        if parts[:len(prefix)] == prefix:
+            parts = parts[len(prefix):]
+    return "/".join(parts[:-1] if parts[-1:] == ("best",) else parts)
+
+
+def _off_protocol(record: RunRecord, by_name: dict[str, RunRecord]) -> bool:
     """A diagnostic that trained otherwise than the paper: on resampled tasks (``task.repeat``), on
-    batches of one task (``task.batch_by_task``), or from another run's model (a curriculum)."""
-    return bool(_repeat(record)) or _batched_by_task(record) or _second_stage(record)
+    batches of one task (``task.batch_by_task``), from another run's model (a curriculum), or on
+    from the model of such a run (at its step or not: the weights carry what it trained on).
+    ``by_name``: the records by experiment, to find a warm start's source (one not found counts as
+    the protocol: a leg continued from a run whose record is gone)."""
+    seen: set[str] = set()
+    leg: RunRecord | None = record
+    while leg is not None and leg.experiment not in seen:  # back through the warm starts
+        if _repeat(leg) or _batched_by_task(leg) or _second_stage(leg):
+            return True
+        seen.add(leg.experiment)
+        leg = by_name.get(_warm_source(leg) or "")
+    return False
 
 
 def _floor_label(record: RunRecord) -> str:
@@ -605,9 +628,11 @@ def _lineage_curve(legs: list[RunRecord], task: int, metric: str = "error") -> d
 
 
 def _lineage_label(legs: list[RunRecord]) -> str:
-    """:func:`_seeded_floor_label` of the first leg, and the later legs by what they add to its name."""
+    """:func:`_seeded_floor_label` of the first leg, and the later legs by what they add to its name
+    (by their column's name where they are named otherwise: a curriculum's second stage)."""
     first = legs[0].experiment
-    later = [leg.experiment.removeprefix(first) for leg in legs[1:]]
+    later = [leg.experiment.removeprefix(first) if leg.experiment.startswith(first) else babi_group(leg.experiment)
+             for leg in legs[1:]]
     return _seeded_floor_label(legs[0]) + (f", trained on as {', '.join(later)}" if later else "")
 
 
@@ -687,10 +712,15 @@ def babi_joint17_floor_table(records: list[RunRecord]) -> str:
 # initialiser (seeds 0 and 1), with that and task 16's training questions listed 8 times an epoch
 # (task.repeat: 19.6 of a step's 64 questions against 3.35), with that and batches of one task each
 # (task.batch_by_task), and with that, started from a model
-# that learnt task 16 alone in the joint model's shape (a curriculum: task.vocabulary_tasks).
-TASK16_JOINT_STUDY = tuple(f"babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-{name}" for name in (
-    "t2topt", "t2topt-t2tinit", "t2topt-t2tinit/seed-1", "t2topt-t2tinit-r16x8", "t2topt-t2tinit-r16x8-bytask",
-    "t2topt-t2tinit-after16"))
+# that learnt task 16 alone in the joint model's shape (a curriculum: task.vocabulary_tasks); then
+# two curricula inside the joint mix: the 20 tasks with task 16 x19 (the pairs study's runs) to
+# step 24,000-26,000, the plain joint on from there (a lineage each, seeds 0 and 1).
+_JOINT_T2T = "babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-"
+TASK16_JOINT_STUDY: tuple[FloorEntry, ...] = (
+    *(_JOINT_T2T + name for name in ("t2topt", "t2topt-t2tinit", "t2topt-t2tinit/seed-1", "t2topt-t2tinit-r16x8",
+                                     "t2topt-t2tinit-r16x8-bytask", "t2topt-t2tinit-after16")),
+    *((f"babi/en-10k/ut-t2t-v2-steps2-nopatience-t2topt-t2tinit-pairs/seed-{seed}/16x19-with-19",
+       f"{_JOINT_T2T}t2topt-t2tinit-afterx19/seed-{seed}") for seed in (0, 1)))
 
 
 @register_table("babi-task16-joint")
@@ -1267,9 +1297,11 @@ def _setting_column(records: list[RunRecord], runs: dict[str, list[dict[str, Any
                     model: str) -> tuple[str, dict[int, dict[str, Any]]] | None:
     """:func:`babi_setting_column` over the runs :func:`_babi_runs` grouped already."""
     # A run that resampled the tasks or batched them apart trained on other data or batches than the
-    # paper's; one that started from another run's model (a curriculum) trained in another order.
+    # paper's; one that started from another run's model (a curriculum), or went on from the model of
+    # a run of these, trained in another order.
+    by_name = {r.experiment: r for r in records}
     kinds = {babi_group(r.experiment): (not _TASK_SUFFIX.search(r.experiment), model_label(r.config))
-             for r in family(records, f"babi/{data}") if not _off_protocol(r)}
+             for r in family(records, f"babi/{data}") if not _off_protocol(r, by_name)}
     candidates = []
     for name, column in ((name, best_of_seeds(seeds)) for name, seeds in runs.items()):
         if kinds.get(name) != (joint, model) or sorted(column) != list(range(1, 21)):
