@@ -71,7 +71,7 @@ def test_babi_paper_table_shows_the_standing_column_of_each_setting_per_task():
     records[5].config["train"].update(init_from="runs/task16/best", init_step=0)
     records[6].config["task"]["batch_by_task"] = True
     records[7].config["train"].update(init_from="results/models/babi/en-10k/joint-b/best", init_step=88000)
-    records[8].config["train"].update(init_from="runs/babi/en-10k/joint-b-r16x8/best", init_step=24000)
+    records[8].config["train"].update(init_from="/home/me/ut/runs/babi/en-10k/joint-b-r16x8/best", init_step=24000)
     records[9].config["train"].update(init_from="results/models/babi/en-10k/joint-b-after-r16x8/best", init_step=90000)
     table = TABLES["babi-paper"](records)
     lines = table.split("\n")

@@ -561,15 +561,17 @@ def _batched_by_task(record: RunRecord) -> bool:
 
 
 def _warm_source(record: RunRecord) -> str | None:
-    """The experiment whose model ``train.init_from`` names (``runs/NAME/best`` or
-    ``results/models/NAME/best``, NAME as its record names it), None for a run from scratch."""
+    """The experiment whose model ``train.init_from`` names (``[...]/runs/NAME/best`` or
+    ``[...]/results/models/NAME/best``, NAME as its record names it), None for a run from scratch."""
     source = record.config.get("train", {}).get("init_from")
     if not source:
         return None
     parts = PurePosixPath(source).parts
-    for prefix in (("runs",), ("results", "models")):
-        if parts[:len(prefix)] == prefix:
-            parts = parts[len(prefix):]
+    for marker in (("results", "models"), ("runs",)):
+        at = next((i for i in range(len(parts)) if parts[i:i + len(marker)] == marker), None)
+        if at is not None:
+            parts = parts[at + len(marker):]
+            break
     return "/".join(parts[:-1] if parts[-1:] == ("best",) else parts)
 
 
