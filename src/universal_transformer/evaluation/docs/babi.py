@@ -15,7 +15,7 @@ from ..babi_report import (
     paper_table, ponder_by_supporting_facts, ponder_table, role_ponder, role_ponder_table, run_tasks, runs_table,
     seeds_table,
 )
-from ..records import RunRecord
+from ..records import PUBLISHED_MODELS, RunRecord
 from .common import (
     NO_RECORDS, family, fmt_accuracy, fmt_mean_std, fmt_seconds, markdown_table, model_label, partial_footnote,
     trained_depth, transpose_markdown,
@@ -567,7 +567,7 @@ def _warm_source(record: RunRecord) -> str | None:
     if not source:
         return None
     parts = PurePosixPath(source).parts
-    for marker in (("results", "models"), ("runs",)):
+    for marker in (("results", PUBLISHED_MODELS), ("runs",)):
         at = next((i for i in range(len(parts)) if parts[i:i + len(marker)] == marker), None)
         if at is not None:
             parts = parts[at + len(marker):]
