@@ -253,6 +253,20 @@ def test_gradient_accumulation_equals_one_big_batch(tmp_path):
         torch.testing.assert_close(results[0][key], results[1][key], atol=1e-5, rtol=1e-4)
 
 
+def test_how_often_a_run_is_evaluated_leaves_its_training_as_it_is(tmp_path):
+    """Evaluation draws no random numbers the training draws (dropout, position offsets), so
+    two runs of a config that differ only in ``eval_every`` train the same weights, bit for bit:
+    a run evaluated more often to follow it is the same run."""
+    assert TINY["model"]["dropout"] > 0 and TINY["train"]["max_position_offset"] > 0
+    weights = []
+    for every in (4, 12):
+        trainer = Trainer(_experiment(steps=12, eval_every=every), tmp_path / f"every{every}", progress=False, verbose=False)
+        trainer.fit()
+        weights.append(torch.cat([p.detach().flatten() for p in trainer.model.parameters()]))
+        assert len(list((tmp_path / f"every{every}" / "checkpoints").glob("step-*.pt"))) == 12 // every
+    assert torch.equal(weights[0], weights[1])
+
+
 def test_bf16_autocast_tracks_fp32(tmp_path):
     losses = {}
     for precision in ("fp32", "bf16"):
