@@ -2,17 +2,39 @@
 #   NAME CONFIG [KEY=VALUE ...]     (# starts a comment; blank lines are skipped)
 # A line `@RECIPE KEY=VALUE ...` names a set of overrides that the run lines below it may cite as
 # `@RECIPE`, which stands for those overrides in that place (so a recipe shared by many runs is
-# written once). A line `@include FILE` (FILE relative to the grid's folder) defines the recipes of
-# FILE there, a file of recipe lines and comments only (no further includes), so that recipes
-# shared by several grids are written once too. A recipe defined twice is an error.
+# written once); a recipe may cite recipes defined above it, expanded where it is defined. A line
+# `@include FILE` (FILE relative to the grid's folder) defines the recipes of FILE there, a file of
+# recipe lines and comments only (no further includes), so that recipes shared by several grids
+# are written once too. A recipe defined twice is an error.
 # read_grid FILE fills grid_order (the names, in order), grid_config[NAME] and grid_sets[NAME]
 # (the overrides, recipes expanded, space-separated); a malformed line, a recipe not defined
 # above or defined twice, or a missing include is an error naming FILE:LINE (status 2). With a
 # second argument (an included file), FILE may hold recipe lines only.
 declare -A grid_config=() grid_sets=() grid_recipes=() grid_recipe_at=()
 grid_order=()
+
+# _grid_expand FILE LINE WORD...: the words with each @RECIPE replaced by its overrides, in the
+# caller's `sets` (status 2, naming FILE:LINE, for a recipe not defined above).
+_grid_expand() {
+  local file=$1 line=$2 kv recipe
+  shift 2
+  sets=()
+  for kv in "$@"; do
+    if [[ $kv == @* ]]; then
+      if [[ ! -v grid_recipes[$kv] ]]; then
+        echo "$file:$line: recipe '$kv' is not defined above (a line '$kv KEY=VALUE ...')" >&2
+        return 2
+      fi
+      read -r -a recipe <<< "${grid_recipes[$kv]}"
+      sets+=("${recipe[@]}")
+    else
+      sets+=("$kv")
+    fi
+  done
+}
+
 read_grid() {
-  local file=$1 recipes_only=${2:-} line=0 text fields kv recipe sets included
+  local file=$1 recipes_only=${2:-} line=0 text fields sets included
   [ -n "$recipes_only" ] || grid_recipes=() grid_recipe_at=()  # each grid starts with its own recipes
   while IFS= read -r text || [ -n "$text" ]; do
     line=$((line + 1))
@@ -37,7 +59,8 @@ read_grid() {
         echo "$file:$line: recipe '${fields[0]}' is already defined at ${grid_recipe_at[${fields[0]}]}" >&2
         return 2
       fi
-      grid_recipes[${fields[0]}]="${fields[*]:1}"
+      _grid_expand "$file" "$line" "${fields[@]:1}" || return 2
+      grid_recipes[${fields[0]}]="${sets[*]}"
       grid_recipe_at[${fields[0]}]=$file:$line
       continue
     fi
@@ -49,19 +72,7 @@ read_grid() {
       echo "$file:$line: expected 'NAME CONFIG [KEY=VALUE ...]', got '$text'" >&2
       return 2
     fi
-    sets=()
-    for kv in "${fields[@]:2}"; do
-      if [[ $kv == @* ]]; then
-        if [[ ! -v grid_recipes[$kv] ]]; then
-          echo "$file:$line: recipe '$kv' is not defined above (a line '$kv KEY=VALUE ...')" >&2
-          return 2
-        fi
-        read -r -a recipe <<< "${grid_recipes[$kv]}"
-        sets+=("${recipe[@]}")
-      else
-        sets+=("$kv")
-      fi
-    done
+    _grid_expand "$file" "$line" "${fields[@]:2}" || return 2
     grid_config[${fields[0]}]=${fields[1]}
     grid_sets[${fields[0]}]="${sets[*]}"
     grid_order+=("${fields[0]}")

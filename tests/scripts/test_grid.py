@@ -28,6 +28,16 @@ def test_recipes_expand_in_place_and_an_included_file_defines_them(tmp_path):
     ]
 
 
+
+def test_a_recipe_may_cite_recipes_above_it_expanded_where_it_is_defined(tmp_path):
+    grid = _grid(tmp_path, "@include shared.recipes\n@small  model.d_model=8\n@both  @small @opt model.act=true\n"
+                 "a  configs/a.yaml  @both train.seed=1\n@small  model.d_model=16  # defined twice: an error\n",
+                 shared="@opt  train.lr=0.5\n")
+    assert read_grid(grid).returncode == 2  # recipes stay defined once, nested or not
+    grid.write_text(grid.read_text().replace("@small  model.d_model=16", "@other  @both"))
+    assert grid_runs(grid) == [
+        ("a", "configs/a.yaml", ["model.d_model=8", "train.lr=0.5", "model.act=true", "train.seed=1"])]
+
 # (case, the grid, its recipe files, the error; {grid} and {shared} stand for the two files' paths)
 ERRORS = [
     ("recipe used before its include", "a  configs/a.yaml  @opt\n@include shared.recipes\n",
@@ -42,6 +52,11 @@ ERRORS = [
     ("file included twice", "@include shared.recipes\n@include shared.recipes\na  configs/a.yaml\n",
      {"shared": "@opt  train.lr=0.5\n"}, "{grid}:2: in the file it includes"),
     ("missing include", "# runs\n@include no-such.recipes\na  configs/a.yaml\n", {}, "{grid}:2: expected '@include FILE'"),
+    ("recipe citing one defined below", "@a  @b train.lr=0.1\n@b  train.seed=1\nx  configs/x.yaml  @a\n", {},
+     "{grid}:1: recipe '@b' is not defined above"),
+    ("recipe citing itself", "@a  @a train.lr=0.1\nx  configs/x.yaml  @a\n", {}, "{grid}:1: recipe '@a' is not defined above"),
+    ("recipe in a recipes file citing one the grid defines after it", "@include shared.recipes\n@opt  train.lr=0.5\n",
+     {"shared": "@both  @opt model.act=true\n"}, "{shared}:1: recipe '@opt' is not defined above"),
     ("run line without its config", "a  configs/a.yaml\nb\n", {}, "{grid}:2: expected 'NAME CONFIG"),
 ]
 
