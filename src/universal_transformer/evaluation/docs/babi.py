@@ -728,7 +728,9 @@ TASK16_JOINT_STUDY: tuple[FloorEntry, ...] = (
     (f"{_JOINT_T2T}t2topt-t2tinit-r16x19", f"{_JOINT_T2T}t2topt-t2tinit-r16x19-plain",
      f"{_JOINT_T2T}t2topt-t2tinit-r16x19-plain-long"),
     *(f"{_JOINT_T2T}t2topt-t2tinit-r16x19/seed-{seed}" for seed in (1, 2)),
-    (f"{_JOINT_T2T}t2topt-t2tinit-r16x19/seed-3", f"{_JOINT_T2T}t2topt-t2tinit-r16x19-plain/seed-3"))
+    (f"{_JOINT_T2T}t2topt-t2tinit-r16x19/seed-3", f"{_JOINT_T2T}t2topt-t2tinit-r16x19-plain/seed-3",
+     f"{_JOINT_T2T}t2topt-t2tinit-r16x19-plain-long/seed-3"),
+    f"{_JOINT_T2T}t2topt-t2tinit-r16x19/seed-4")
 
 
 @register_table("babi-task16-joint")
