@@ -28,15 +28,16 @@ def test_recipes_expand_in_place_and_an_included_file_defines_them(tmp_path):
     ]
 
 
-
 def test_a_recipe_may_cite_recipes_above_it_expanded_where_it_is_defined(tmp_path):
     grid = _grid(tmp_path, "@include shared.recipes\n@small  model.d_model=8\n@both  @small @opt model.act=true\n"
                  "a  configs/a.yaml  @both train.seed=1\n@small  model.d_model=16  # defined twice: an error\n",
                  shared="@opt  train.lr=0.5\n")
-    assert read_grid(grid).returncode == 2  # recipes stay defined once, nested or not
-    grid.write_text(grid.read_text().replace("@small  model.d_model=16", "@other  @both"))
+    result = read_grid(grid)  # a recipe stays defined once, whether others cite it or not
+    assert result.returncode == 2 and f"{grid}:5: recipe '@small' is already defined at {grid}:2" in result.stderr
+    grid.write_text(grid.read_text().replace("@small  model.d_model=16  # defined twice: an error", "@other  @both"))
     assert grid_runs(grid) == [
         ("a", "configs/a.yaml", ["model.d_model=8", "train.lr=0.5", "model.act=true", "train.seed=1"])]
+
 
 # (case, the grid, its recipe files, the error; {grid} and {shared} stand for the two files' paths)
 ERRORS = [
