@@ -717,8 +717,8 @@ def babi_joint17_floor_table(records: list[RunRecord]) -> str:
 # that learnt task 16 alone in the joint model's shape (a curriculum: task.vocabulary_tasks); then
 # two curricula inside the joint mix: the 20 tasks with task 16 x19 (the pairs study's runs) to
 # step 24,000-26,000, the plain joint on from there (a lineage each, seeds 0 and 1); and the x19 mix
-# trained on (seeds 0 to 3), seeds 0 and 3 until they had learnt task 16, then the plain joint from there
-# (seed 0 in two legs).
+# trained on (seeds 0 to 4), seeds 0 and 3 until they had learnt task 16, then the plain joint from
+# there (two legs each).
 _JOINT_T2T = "babi/en-10k/ut-t2t-v2-steps2-nopatience-joint-10k-"
 TASK16_JOINT_STUDY: tuple[FloorEntry, ...] = (
     *(_JOINT_T2T + name for name in ("t2topt", "t2topt-t2tinit", "t2topt-t2tinit/seed-1", "t2topt-t2tinit-r16x8",
